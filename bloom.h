@@ -1,0 +1,189 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloom.h
+ *	  The pure core of the bloomfilter extension: sizing, hashing, the
+ *	  cache-line blocked bit layout, set algebra, estimates, and the
+ *	  serialised format with its validator.
+ *
+ * Nothing here includes a PostgreSQL header, allocates or throws.  Every
+ * function works on caller-provided memory and reports problems as a
+ * BfStatus, which the SQL glue (bloomfilter.c) turns into an ereport.  That
+ * keeps the core buildable with plain cc for unit tests and fuzzing.
+ *
+ * All global symbols start with bf_ so that they can never bind to the
+ * server's own bloom_* functions (src/backend/lib/bloomfilter.c).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BF_CORE_H
+#define BF_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * Serialised format, version 1 (all integers little-endian):
+ *
+ *	offset	size	field
+ *	0		2		magic "BF"
+ *	2		1		format version (1)
+ *	3		1		layout (1 = blocked, 512-bit blocks)
+ *	4		1		k, hash positions per value (1..BF_MAX_K)
+ *	5		1		key kind (BfKeyKind)
+ *	6		2		reserved, must be zero
+ *	8		4		key tag (identifies the type for BF_KIND_OTHER, else 0)
+ *	12		4		number of 64-byte blocks
+ *	16		8		hash seed
+ *	24		8		capacity the filter was sized for
+ *	32		8		target false-positive rate (IEEE 754 double)
+ *	40		8		inserted count (values added, summed by union)
+ *	48		4		checksum of bytes 0..47 (low half of their XXH3-64)
+ *	52		4		reserved, must be zero
+ *	56		...		the bit array: nblocks * 64 bytes
+ *
+ * Bit i of a block is bit (i % 8) of byte (i / 8), so the bit array has the
+ * same bytes on every platform.  The header checksum exists because a flipped
+ * bit in k, seed, layout or key kind would otherwise yield a filter that
+ * silently answers "absent" for values that were added.
+ */
+#define BF_MAGIC_0			'B'
+#define BF_MAGIC_1			'F'
+#define BF_FORMAT_VERSION	1
+#define BF_LAYOUT_BLOCKED512 1
+#define BF_HEADER_SIZE		56
+#define BF_BLOCK_BYTES		64
+#define BF_BLOCK_BITS		512
+#define BF_MAX_K			32
+
+/*
+ * Largest serialised value: PostgreSQL caps a varlena at 1 GB - 1 including
+ * its 4-byte length word.
+ */
+#define BF_MAX_VALUE_BYTES	((size_t) 0x3FFFFFFF - 4)
+#define BF_MAX_BLOCKS \
+	((uint32_t) ((BF_MAX_VALUE_BYTES - BF_HEADER_SIZE) / BF_BLOCK_BYTES))
+
+/*
+ * What kind of SQL value a filter holds.  Values of one kind hash alike
+ * whatever their exact type (int2/int4/int8/numeric are all BF_KIND_NUMBER),
+ * and values of different kinds never meet in one filter.  Persisted: never
+ * renumber.
+ */
+typedef enum BfKeyKind
+{
+	BF_KIND_NONE = 0,			/* no value added yet; takes any kind */
+	BF_KIND_NUMBER = 1,			/* int2, int4, int8, numeric */
+	BF_KIND_FLOAT = 2,			/* float4, float8 */
+	BF_KIND_TEXT = 3,			/* text, varchar, bpchar, name */
+	BF_KIND_BYTEA = 4,
+	BF_KIND_UUID = 5,
+	BF_KIND_BOOL = 6,
+	BF_KIND_DATE = 7,
+	BF_KIND_TIMESTAMP = 8,
+	BF_KIND_TIMESTAMPTZ = 9,
+	BF_KIND_OTHER = 10			/* the type's extended hash; key tag says which */
+} BfKeyKind;
+
+#define BF_KIND_LAST BF_KIND_OTHER
+
+typedef enum BfStatus
+{
+	BF_OK = 0,
+	BF_ERR_TRUNCATED,
+	BF_ERR_MAGIC,
+	BF_ERR_VERSION,
+	BF_ERR_LAYOUT,
+	BF_ERR_K,
+	BF_ERR_KIND,
+	BF_ERR_RESERVED,
+	BF_ERR_CHECKSUM,
+	BF_ERR_NBLOCKS,
+	BF_ERR_LENGTH,
+	BF_ERR_CAPACITY,
+	BF_ERR_FPR,
+	BF_ERR_EMPTY_HAS_BITS,
+	BF_ERR_TOO_LARGE
+} BfStatus;
+
+/* The decoded header of a filter. */
+typedef struct BfHeader
+{
+	uint8_t		version;
+	uint8_t		layout;
+	uint8_t		k;
+	uint8_t		key_kind;
+	uint32_t	key_tag;
+	uint32_t	nblocks;
+	uint64_t	seed;
+	uint64_t	capacity;
+	double		fpr;
+	uint64_t	inserted;
+} BfHeader;
+
+/* What the sizing routine decides for a (capacity, fpr) pair. */
+typedef struct BfSizing
+{
+	uint32_t	nblocks;
+	uint8_t		k;
+	double		bits_per_element;	/* nblocks * 512 / capacity */
+	uint64_t	max_capacity;	/* at this fpr, within BF_MAX_BLOCKS */
+} BfSizing;
+
+/* Describes a status for an error message. */
+extern const char *bf_status_message(BfStatus status);
+
+/* Sizing: the one routine every constructor uses. */
+extern BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
+extern double bf_blocked_fpr(double load_per_block, int k);
+extern size_t bf_value_bytes(uint32_t nblocks);
+
+/* Header encoding, decoding and validation. */
+extern void bf_write_header(uint8_t *value, const BfHeader *header);
+extern BfStatus bf_read_header(const uint8_t *value, size_t len,
+							   BfHeader *header);
+extern BfStatus bf_validate(const uint8_t *value, size_t len,
+							BfHeader *header);
+extern void bf_init(uint8_t *value, const BfHeader *header);
+extern bool bf_compatible(const BfHeader *a, const BfHeader *b);
+extern bool bf_kinds_compatible(const BfHeader *a, const BfHeader *b);
+
+/* Hashing and the bit layout. */
+extern uint64_t bf_hash(const void *data, size_t len, uint64_t seed);
+extern uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
+extern void bf_block_add(uint8_t *block, uint64_t hash, int k);
+extern bool bf_block_test(const uint8_t *block, uint64_t hash, int k);
+extern void bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
+						  const uint64_t *hashes, size_t n);
+extern bool bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k,
+						 uint64_t hash);
+
+/* Set algebra over bit arrays of equal length. */
+extern void bf_union_bits(uint8_t *dst, const uint8_t *src, size_t nbytes);
+extern void bf_intersect_bits(uint8_t *dst, const uint8_t *src,
+							  size_t nbytes);
+
+/* Fill and estimates. */
+extern uint64_t bf_popcount(const uint8_t *bits, size_t nbytes);
+extern double bf_estimate_cardinality(uint32_t nblocks, int k,
+									  uint64_t bits_set);
+extern double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
+
+/* Hash buffers: sort and de-duplicate in place, returns the new length. */
+extern void bf_sort_hashes(uint64_t *hashes, size_t n);
+extern size_t bf_unique_hashes(uint64_t *hashes, size_t n);
+
+/* Bits of a value, given its start. */
+static inline uint8_t *
+bf_bits(uint8_t *value)
+{
+	return value + BF_HEADER_SIZE;
+}
+
+static inline const uint8_t *
+bf_bits_const(const uint8_t *value)
+{
+	return value + BF_HEADER_SIZE;
+}
+
+#endif							/* BF_CORE_H */

@@ -1,0 +1,321 @@
+/*-------------------------------------------------------------------------
+ *
+ * test_bloom.c
+ *	  Unit tests of the pure core (bloom.c): sizing, layout, the validator,
+ *	  set algebra, estimates, and a statistical check that the measured
+ *	  false-positive rate stays at the target.
+ *
+ * Built with plain cc, no PostgreSQL.  Prints one line per check and a final
+ * "N passed, N failed" line; exits non-zero when a check fails.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "bloom.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int	passed;
+static int	failed;
+
+static void
+check(int ok, const char *what)
+{
+	if (ok)
+		passed++;
+	else
+		failed++;
+	printf("%s - %s\n", ok ? "ok" : "not ok", what);
+}
+
+/* Hash of an integer key as the SQL glue hashes int8: 8 little-endian bytes. */
+static uint64_t
+key_hash(uint64_t key, uint64_t seed)
+{
+	uint8_t		bytes[8];
+
+	for (int i = 0; i < 8; i++)
+		bytes[i] = (uint8_t) (key >> (8 * i));
+	return bf_hash(bytes, sizeof(bytes), seed);
+}
+
+/* Allocates a filter sized for (capacity, fpr); the caller frees it. */
+static uint8_t *
+new_filter(uint64_t capacity, double fpr, BfHeader *header)
+{
+	BfSizing	sizing;
+	uint8_t    *value;
+
+	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
+		abort();
+	memset(header, 0, sizeof(*header));
+	header->version = BF_FORMAT_VERSION;
+	header->layout = BF_LAYOUT_BLOCKED512;
+	header->k = sizing.k;
+	header->key_kind = BF_KIND_NUMBER;
+	header->nblocks = sizing.nblocks;
+	header->capacity = capacity;
+	header->fpr = fpr;
+	value = malloc(bf_value_bytes(sizing.nblocks));
+	bf_init(value, header);
+	return value;
+}
+
+static void
+add_keys(uint8_t *value, BfHeader *header, uint64_t first, uint64_t count)
+{
+	for (uint64_t key = first; key < first + count; key++)
+	{
+		uint64_t	h = key_hash(key, header->seed);
+
+		bf_add_hashes(bf_bits(value), header->nblocks, header->k, &h, 1);
+	}
+	header->inserted += count;
+	bf_write_header(value, header);
+}
+
+static void
+test_sizing(void)
+{
+	BfSizing	s;
+	double		previous = 0;
+	int			monotone = 1;
+
+	check(bf_size_for(1000000, 0.01, &s) == BF_OK, "sizing 1M at 1% succeeds");
+	check(s.k == 6, "k is 6 at 1% for the blocked layout");
+	check(s.bits_per_element > 9.8 && s.bits_per_element < 10.0,
+		  "1% costs between 9.8 and 10.0 bits per value");
+	check(bf_blocked_fpr((double) 1000000 / s.nblocks, s.k) <= 0.01,
+		  "the chosen size meets the target by the formula");
+	check(bf_size_for(1, 0.01, &s) == BF_OK && s.nblocks == 1, "capacity 1 gives one block");
+	check(bf_size_for(0, 0.01, &s) == BF_ERR_CAPACITY, "capacity 0 is rejected");
+	check(bf_size_for(10, 0.0, &s) == BF_ERR_FPR, "fpr 0 is rejected");
+	check(bf_size_for(10, 0.6, &s) == BF_ERR_FPR, "fpr 0.6 is rejected");
+	check(bf_size_for(10, NAN, &s) == BF_ERR_FPR, "fpr NaN is rejected");
+	check(bf_size_for(10, 0.5, &s) == BF_OK && s.k == 1, "fpr 0.5 is allowed and uses k=1");
+	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s) == BF_ERR_TOO_LARGE,
+		  "1e15 values at 1e-6 exceed 1 GB");
+	check(s.max_capacity > 200000000 && s.max_capacity < 250000000,
+		  "the 1 GB limit at 1e-6 holds about 220M values");
+	for (double p = 0.5; p > 1e-9; p /= 3)
+	{
+		bf_size_for(100000, p, &s);
+		if (s.bits_per_element < previous)
+			monotone = 0;
+		previous = s.bits_per_element;
+	}
+	check(monotone, "bits per value grow as the target rate falls");
+	bf_size_for(1000000, 1e-9, &s);
+	check(s.k >= 16 && s.k <= BF_MAX_K, "tiny rates use many hash positions");
+}
+
+static void
+test_header_and_validator(void)
+{
+	BfHeader	header;
+	BfHeader	decoded;
+	uint8_t    *value = new_filter(1000, 0.01, &header);
+	size_t		len = bf_value_bytes(header.nblocks);
+	uint8_t    *copy = malloc(len + 64);
+
+	add_keys(value, &header, 0, 1000);
+	check(bf_validate(value, len, &decoded) == BF_OK, "a fresh filter validates");
+	check(decoded.k == header.k && decoded.nblocks == header.nblocks &&
+		  decoded.inserted == 1000 && decoded.fpr == 0.01 &&
+		  decoded.capacity == 1000, "the header round-trips");
+	check(bf_validate(value, 10, &decoded) == BF_ERR_TRUNCATED, "truncated header is rejected");
+	check(bf_validate(value, len - 1, &decoded) == BF_ERR_LENGTH, "truncated bits are rejected");
+	memcpy(copy, value, len);
+	check(bf_validate(copy, len + 64, &decoded) == BF_ERR_LENGTH, "oversized value is rejected");
+
+#define MUTATED(offset, byte, expected, what) \
+	do { \
+		memcpy(copy, value, len); \
+		copy[offset] = (byte); \
+		check(bf_validate(copy, len, &decoded) == (expected), what); \
+	} while (0)
+	MUTATED(0, 'X', BF_ERR_MAGIC, "bad magic is rejected");
+	MUTATED(2, 2, BF_ERR_VERSION, "unknown version is rejected");
+	MUTATED(3, 7, BF_ERR_LAYOUT, "unknown layout is rejected");
+	MUTATED(4, 0, BF_ERR_K, "k = 0 is rejected");
+	MUTATED(4, 33, BF_ERR_K, "k = 33 is rejected");
+	MUTATED(5, 99, BF_ERR_KIND, "unknown key kind is rejected");
+	MUTATED(6, 1, BF_ERR_RESERVED, "non-zero reserved field is rejected");
+	MUTATED(53, 1, BF_ERR_RESERVED, "non-zero trailing reserved field is rejected");
+	MUTATED(4, header.k + 1, BF_ERR_CHECKSUM, "a changed k fails the checksum");
+	MUTATED(17, 1, BF_ERR_CHECKSUM, "a changed seed fails the checksum");
+	MUTATED(5, BF_KIND_TEXT, BF_ERR_CHECKSUM, "a changed key kind fails the checksum");
+	MUTATED(15, 0x40, BF_ERR_NBLOCKS, "a huge block count is rejected");
+	MUTATED(60, copy[60] ^ 1, BF_OK, "a flip inside the bit array is still a valid filter");
+
+	/* Every single-bit flip of the header is caught. */
+	{
+		int			all_caught = 1;
+
+		for (int bit = 0; bit < BF_HEADER_SIZE * 8; bit++)
+		{
+			memcpy(copy, value, len);
+			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+			if (bf_validate(copy, len, &decoded) == BF_OK)
+				all_caught = 0;
+		}
+		check(all_caught, "every single-bit flip of the header is rejected");
+	}
+
+	/* A filter of no kind with bits set is rejected. */
+	header.key_kind = BF_KIND_NONE;
+	header.inserted = 0;
+	bf_write_header(value, &header);
+	check(bf_validate(value, len, &decoded) == BF_ERR_EMPTY_HAS_BITS,
+		  "a kindless filter with bits set is rejected");
+	free(value);
+	free(copy);
+}
+
+static void
+test_no_false_negatives(void)
+{
+	BfHeader	header;
+	uint8_t    *value = new_filter(50000, 0.01, &header);
+	int			missing = 0;
+
+	add_keys(value, &header, 1000000, 200000);	/* overfilled 4x on purpose */
+	for (uint64_t key = 1000000; key < 1200000; key++)
+		if (!bf_test_hash(bf_bits(value), header.nblocks, header.k, key_hash(key, 0)))
+			missing++;
+	check(missing == 0, "no false negatives, even overfilled");
+	free(value);
+}
+
+/*
+ * Measured rate over absent keys must not exceed the target by more than
+ * four standard deviations of a binomial count (twelve cases are checked,
+ * so three would fail by chance now and then).
+ */
+static void
+test_fpr_grid(void)
+{
+	const uint64_t capacities[] = {100, 10000, 200000};
+	const double targets[] = {0.2, 0.05, 0.01, 0.001};
+
+	for (size_t c = 0; c < sizeof(capacities) / sizeof(capacities[0]); c++)
+		for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
+		{
+			BfHeader	header;
+			uint64_t	n = capacities[c];
+			double		p = targets[t];
+			uint8_t    *value = new_filter(n, p, &header);
+			uint64_t	probes = 400000;
+			uint64_t	hits = 0;
+			double		rate;
+			double		sigma = sqrt(p * (1 - p) / probes);
+			char		what[160];
+
+			add_keys(value, &header, 0, n);
+			for (uint64_t key = UINT64_C(1) << 40; key < (UINT64_C(1) << 40) + probes; key++)
+				hits += bf_test_hash(bf_bits(value), header.nblocks, header.k, key_hash(key, 0));
+			rate = (double) hits / probes;
+			snprintf(what, sizeof(what),
+					 "n=%llu p=%g: measured %.5f <= p + 4 sigma (and >= p/2 once n >= 10000)",
+					 (unsigned long long) n, p, rate);
+			check(rate <= p + 4 * sigma && (n < 10000 || rate >= p / 2), what);
+			snprintf(what, sizeof(what),
+					 "n=%llu p=%g: this filter's own estimate %.5f is within 20%% of measured",
+					 (unsigned long long) n, p,
+					 bf_estimate_fpr(bf_bits(value), header.nblocks, header.k));
+			check(fabs(bf_estimate_fpr(bf_bits(value), header.nblocks, header.k) - rate)
+				  <= 0.2 * rate + 3 * sigma, what);
+			free(value);
+		}
+}
+
+static void
+test_set_algebra_and_estimates(void)
+{
+	BfHeader	ha;
+	BfHeader	hb;
+	uint8_t    *a = new_filter(100000, 0.01, &ha);
+	uint8_t    *b = new_filter(100000, 0.01, &hb);
+	size_t		nbytes = (size_t) ha.nblocks * BF_BLOCK_BYTES;
+	uint8_t    *u = malloc(nbytes);
+	uint8_t    *x = malloc(nbytes);
+	int			union_ok = 1;
+	int			intersection_ok = 1;
+	double		estimate;
+
+	add_keys(a, &ha, 0, 60000);
+	add_keys(b, &hb, 30000, 60000);
+	check(bf_compatible(&ha, &hb), "same sizing is compatible");
+	memcpy(u, bf_bits(a), nbytes);
+	bf_union_bits(u, bf_bits(b), nbytes);
+	memcpy(x, bf_bits(a), nbytes);
+	bf_intersect_bits(x, bf_bits(b), nbytes);
+	for (uint64_t key = 0; key < 90000; key++)
+	{
+		uint64_t	h = key_hash(key, 0);
+
+		union_ok &= bf_test_hash(u, ha.nblocks, ha.k, h);
+		if (key >= 30000 && key < 60000)
+			intersection_ok &= bf_test_hash(x, ha.nblocks, ha.k, h);
+	}
+	check(union_ok, "union contains both sets");
+	check(intersection_ok, "intersection contains the common values");
+
+	estimate = bf_estimate_cardinality(ha.nblocks, ha.k,
+									   bf_popcount(bf_bits(a), nbytes));
+	check(fabs(estimate - 60000) < 0.03 * 60000, "cardinality estimate within 3%");
+
+	hb.k++;
+	check(!bf_compatible(&ha, &hb), "different k is incompatible");
+	hb.k--;
+	hb.key_kind = BF_KIND_TEXT;
+	check(!bf_compatible(&ha, &hb), "different key kind is incompatible");
+	hb.key_kind = BF_KIND_NONE;
+	check(bf_compatible(&ha, &hb), "a kindless filter is compatible with any kind");
+	memset(u, 0xFF, nbytes);
+	check(isinf(bf_estimate_cardinality(ha.nblocks, ha.k, bf_popcount(u, nbytes))),
+		  "a saturated filter estimates infinity");
+	free(a);
+	free(b);
+	free(u);
+	free(x);
+}
+
+static void
+test_sort_and_unique(void)
+{
+	size_t		n = 300000;
+	uint64_t   *h = malloc(n * sizeof(uint64_t));
+	int			sorted = 1;
+	size_t		kept;
+
+	for (size_t i = 0; i < n; i++)
+		h[i] = key_hash(i % 100000, 0);
+	bf_sort_hashes(h, n);
+	for (size_t i = 1; i < n; i++)
+		if (h[i - 1] > h[i])
+			sorted = 0;
+	check(sorted, "radix sort orders hashes");
+	kept = bf_unique_hashes(h, n);
+	check(kept == 100000, "unique keeps one copy per distinct hash");
+	for (size_t i = 1; i < kept; i++)
+		if (bf_block_of(h[i - 1], 12345) > bf_block_of(h[i], 12345))
+			sorted = 0;
+	check(sorted, "sorted hashes visit blocks in order");
+	free(h);
+}
+
+int
+main(void)
+{
+	test_sizing();
+	test_header_and_validator();
+	test_no_false_negatives();
+	test_fpr_grid();
+	test_set_algebra_and_estimates();
+	test_sort_and_unique();
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed == 0 ? 0 : 1;
+}
