@@ -75,35 +75,35 @@ bf_status_message(BfStatus status)
 	switch (status)
 	{
 		case BF_OK:
-			return "valid";
+			return "Valid";
 		case BF_ERR_TRUNCATED:
-			return "value is shorter than the 56-byte header";
+			return "Value is shorter than the 56-byte header";
 		case BF_ERR_MAGIC:
-			return "value does not start with the bloom magic \"BF\"";
+			return "Value does not start with the bloom magic \"BF\"";
 		case BF_ERR_VERSION:
-			return "unsupported format version";
+			return "Unsupported format version";
 		case BF_ERR_LAYOUT:
-			return "unknown layout";
+			return "Unknown layout";
 		case BF_ERR_K:
-			return "number of hash positions is out of range 1..32";
+			return "Number of hash positions is out of range 1..32";
 		case BF_ERR_KIND:
-			return "unknown key kind or key tag";
+			return "Unknown key kind or key tag";
 		case BF_ERR_RESERVED:
-			return "reserved header field is not zero";
+			return "Reserved header field is not zero";
 		case BF_ERR_CHECKSUM:
-			return "header checksum does not match";
+			return "Header checksum does not match";
 		case BF_ERR_NBLOCKS:
-			return "block count is out of range";
+			return "Block count is out of range";
 		case BF_ERR_LENGTH:
-			return "bit array length does not match the header";
+			return "Bit array length does not match the header";
 		case BF_ERR_CAPACITY:
-			return "capacity must be at least 1";
+			return "Capacity must be at least 1";
 		case BF_ERR_FPR:
-			return "false-positive rate must be in (0, 0.5]";
+			return "False-positive rate must be in (0, 0.5]";
 		case BF_ERR_EMPTY_HAS_BITS:
-			return "filter with no key kind has values or bits set";
+			return "Filter with no key kind has values or bits set";
 		case BF_ERR_TOO_LARGE:
-			return "filter would exceed the 1 GB value limit";
+			return "Filter would exceed the 1 GB value limit";
 	}
 	return "unknown status";
 }

@@ -1,0 +1,26 @@
+# bloomfilter: PGXS build.  `make && make install`, then `make installcheck`
+# against a running server; `make unittest` runs the core's own tests.
+
+EXTENSION = bloomfilter
+MODULE_big = bloomfilter
+OBJS = bloom.o bloomfilter.o bloom_agg.o
+DATA = bloomfilter--1.0.sql
+PGFILEDESC = "bloomfilter - Bloom filter data type"
+
+REGRESS = io functions operators hashing aggregates errors
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+SHLIB_LINK += -lm
+
+# The pure core's unit tests: plain cc, no PostgreSQL.
+test/unit/test_bloom: test/unit/test_bloom.c bloom.c bloom.h
+	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c -lm
+
+.PHONY: unittest
+unittest: test/unit/test_bloom
+	test/unit/test_bloom
+
+EXTRA_CLEAN = test/unit/test_bloom

@@ -1,0 +1,610 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloom_agg.c
+ *	  The aggregates: bloom_agg in its three forms, bloom_union_agg and
+ *	  bloom_intersection_agg, with the combine, serialize and deserialize
+ *	  functions that parallel plans need.
+ *
+ * bloom_agg collects hashes, not bits
+ * -----------------------------------
+ * Every form of bloom_agg starts by collecting the 64-bit hashes of its
+ * values, 8 bytes per value.  The self-sizing forms (no capacity given) must:
+ * they learn how many distinct values there are only at the end, when the
+ * buffer is sorted, de-duplicated, and the filter sized for what is left.
+ * While running, a full buffer is de-duplicated in place before it is grown,
+ * so duplicates cost no memory.
+ *
+ * The fixed form (capacity given) switches to the filter's bits as soon as
+ * its hashes would take more room than the bits.  A GROUP BY with many small
+ * groups thus holds a few hashes per group, not one full filter per group.
+ *
+ * Sorted hashes also insert in block order (a block is picked from the high
+ * bits of the hash), which walks a large filter sequentially instead of
+ * taking one cache miss per value.
+ *
+ * Because the final filter depends only on the set of hashes and the count
+ * of values, a parallel plan's partial states combine into a filter that is
+ * bit for bit the one a serial plan builds.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "libpq/pqformat.h"
+#include "utils/memutils.h"
+
+#include "bloom_glue.h"
+
+/* Hashes the fixed form buffers, once it holds bits, before inserting them. */
+#define PENDING_BATCH 256
+
+/* Smallest hash buffer. */
+#define MIN_HASHES 8
+
+/* Version byte of the serialised aggregate state (internal to a query). */
+#define AGG_STATE_VERSION 1
+
+typedef struct BloomAggState
+{
+	int64		capacity;		/* fixed form; 0 for the self-sizing forms */
+	double		fpr;
+	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
+	uint32		key_tag;
+	uint64		rows;			/* non-NULL values added */
+
+	/* Hashes not yet in the filter (all of them, until there is one). */
+	uint64	   *hashes;
+	Size		nhashes;
+	Size		maxhashes;
+
+	/* Fixed form only: the bits, once they are smaller than the hashes. */
+	Bloom	   *filter;
+} BloomAggState;
+
+/* State of bloom_union_agg and bloom_intersection_agg. */
+typedef struct BloomSetAggState
+{
+	Bloom	   *filter;
+} BloomSetAggState;
+
+static MemoryContext
+AggregateContext(FunctionCallInfo fcinfo, const char *name)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		elog(ERROR, "%s called in non-aggregate context", name);
+	return aggcontext;
+}
+
+/* ---------------------------------------------------------------------
+ * bloom_agg: the hash buffer
+ * ---------------------------------------------------------------------
+ */
+
+/* Bytes of the fixed form's filter; its hashes may grow to this much. */
+static Size
+FixedFilterBytes(const BloomAggState *state)
+{
+	BfHeader	header;
+
+	SizeFilter(state->capacity, state->fpr, &header);
+	return bf_value_bytes(header.nblocks);
+}
+
+static void
+GrowHashes(BloomAggState *state, Size wanted, MemoryContext aggcontext)
+{
+	Size		newmax = Max(Max(wanted, MIN_HASHES), state->maxhashes + state->maxhashes / 2);
+
+	if (newmax > MaxAllocHugeSize / sizeof(uint64))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many values for one bloom_agg")));
+	if (state->hashes == NULL)
+		state->hashes = MemoryContextAllocHuge(aggcontext, newmax * sizeof(uint64));
+	else
+		state->hashes = repalloc_huge(state->hashes, newmax * sizeof(uint64));
+	state->maxhashes = newmax;
+}
+
+/* Moves the buffered hashes into the filter (fixed form only). */
+static void
+FlushHashes(BloomAggState *state)
+{
+	BfHeader	header;
+
+	BloomReadHeader(state->filter, &header);
+	bf_add_hashes(bf_bits(BloomData(state->filter)), header.nblocks, header.k,
+				  state->hashes, state->nhashes);
+	state->nhashes = 0;
+}
+
+/* The fixed form's switch from hashes to bits. */
+static void
+MaterializeFilter(BloomAggState *state, MemoryContext aggcontext)
+{
+	BfHeader	header;
+	MemoryContext old = MemoryContextSwitchTo(aggcontext);
+
+	SizeFilter(state->capacity, state->fpr, &header);
+	header.key_kind = state->key_kind;	/* a filter with bits needs its kind */
+	header.key_tag = state->key_tag;
+	state->filter = BloomAlloc(&header);
+	MemoryContextSwitchTo(old);
+
+	bf_sort_hashes(state->hashes, state->nhashes);
+	FlushHashes(state);
+	if (state->hashes != NULL)
+		pfree(state->hashes);
+	state->hashes = MemoryContextAlloc(aggcontext, PENDING_BATCH * sizeof(uint64));
+	state->maxhashes = PENDING_BATCH;
+}
+
+/*
+ * Makes room for at least one more hash: flushes into the filter, drops
+ * duplicates, switches to bits, or grows, whichever fits the state.
+ */
+static void
+MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
+{
+	if (state->nhashes + incoming <= state->maxhashes)
+		return;
+	if (state->filter != NULL)
+	{
+		FlushHashes(state);
+		if (incoming <= state->maxhashes)
+			return;
+	}
+	else if (state->capacity > 0 &&
+			 (state->nhashes + incoming) * sizeof(uint64) >= FixedFilterBytes(state))
+	{
+		MaterializeFilter(state, aggcontext);
+		if (incoming <= state->maxhashes)
+			return;
+		FlushHashes(state);
+	}
+	else if (state->capacity == 0 && state->nhashes >= 1024)
+	{
+		bf_sort_hashes(state->hashes, state->nhashes);
+		state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
+		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
+			return;
+	}
+	GrowHashes(state, state->nhashes + incoming, aggcontext);
+}
+
+static void
+AppendHash(BloomAggState *state, uint64 hash, MemoryContext aggcontext)
+{
+	if (state->nhashes == state->maxhashes)
+		MakeRoom(state, 1, aggcontext);
+	state->hashes[state->nhashes++] = hash;
+}
+
+/*
+ * Records the kind of the values; one aggregate call sees a single column,
+ * so a mismatch can only come from a combine of foreign states.
+ */
+static void
+NoteKeyKind(BloomAggState *state, uint8 kind, uint32 tag)
+{
+	if (kind == BF_KIND_NONE)
+		return;
+	if (state->key_kind != BF_KIND_NONE &&
+		(state->key_kind != kind || state->key_tag != tag))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot combine bloom_agg states built from values of different kinds")));
+	state->key_kind = kind;
+	state->key_tag = tag;
+}
+
+static BloomAggState *
+NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
+{
+	BloomAggState *state;
+	BfHeader	unused;
+
+	/* rejects bad parameters at the first row, not at the end */
+	SizeFilter(capacity == 0 ? 1 : capacity, fpr, &unused);
+	state = MemoryContextAllocZero(aggcontext, sizeof(BloomAggState));
+	state->capacity = capacity;
+	state->fpr = fpr;
+	return state;
+}
+
+/*
+ * The transition shared by the three forms.  capacity 0 means self-sizing.
+ * Not STRICT: the state starts as NULL, and NULL values are skipped.
+ */
+static Datum
+AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg");
+	BloomAggState *state = PG_ARGISNULL(0) ? NULL
+		: (BloomAggState *) PG_GETARG_POINTER(0);
+	KeyType    *key;
+
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+
+	if (state == NULL)
+		state = NewAggState(capacity, fpr, aggcontext);
+	else if (state->capacity != capacity || state->fpr != fpr)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
+
+	key = KeyTypeOfArg(fcinfo, 1);
+	NoteKeyKind(state, key->kind, key->tag);
+	AppendHash(state, KeyHash(key, PG_GETARG_DATUM(1), 0), aggcontext);
+	state->rows++;
+	PG_RETURN_POINTER(state);
+}
+
+static double
+FprArg(FunctionCallInfo fcinfo, int argno)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloom_agg false-positive rate must not be NULL")));
+	return PG_GETARG_FLOAT8(argno);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_add);
+/* Transition of bloom_agg(value): self-sizing at fpr 0.01. */
+Datum
+bloom_agg_add(PG_FUNCTION_ARGS)
+{
+	return AggAdd(fcinfo, 0, 0.01);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_add_fpr);
+/* Transition of bloom_agg(value, fpr): self-sizing. */
+Datum
+bloom_agg_add_fpr(PG_FUNCTION_ARGS)
+{
+	return AggAdd(fcinfo, 0, FprArg(fcinfo, 2));
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_add_fixed);
+/* Transition of bloom_agg(value, capacity, fpr): fixed size. */
+Datum
+bloom_agg_add_fixed(PG_FUNCTION_ARGS)
+{
+	int64		capacity;
+
+	if (PG_ARGISNULL(2))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloom_agg capacity must not be NULL")));
+	capacity = PG_GETARG_INT64(2);
+	if (capacity < 1)
+	{
+		BfHeader	unused;
+
+		SizeFilter(capacity, FprArg(fcinfo, 3), &unused);	/* raises the error */
+	}
+	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3));
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_final);
+/*
+ * Final function of every bloom_agg form.  It sorts the state's buffer in
+ * place, which changes nothing the state means, so it may run more than once.
+ */
+Datum
+bloom_agg_final(PG_FUNCTION_ARGS)
+{
+	BloomAggState *state;
+	BfHeader	header;
+	Bloom	   *bloom;
+
+	AggregateContext(fcinfo, "bloom_agg_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (BloomAggState *) PG_GETARG_POINTER(0);
+
+	bf_sort_hashes(state->hashes, state->nhashes);
+	if (state->capacity == 0)
+	{
+		state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
+		SizeFilter(Max((int64) state->nhashes, 1), state->fpr, &header);
+		header.inserted = state->nhashes;
+		bloom = BloomAlloc(&header);
+	}
+	else if (state->filter != NULL)
+	{
+		bloom = (Bloom *) palloc(VARSIZE(state->filter));
+		memcpy(bloom, state->filter, VARSIZE(state->filter));
+		BloomReadHeader(bloom, &header);
+		header.inserted = state->rows;
+	}
+	else
+	{
+		SizeFilter(state->capacity, state->fpr, &header);
+		header.inserted = state->rows;
+		bloom = BloomAlloc(&header);
+	}
+
+	bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
+				  state->hashes, state->nhashes);
+	header.key_kind = state->key_kind;
+	header.key_tag = state->key_tag;
+	BloomWriteHeader(bloom, &header);
+	PG_RETURN_BLOOM_P(bloom);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_combine);
+/* Combine function of every bloom_agg form (parallel plans). */
+Datum
+bloom_agg_combine(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg_combine");
+	BloomAggState *into = PG_ARGISNULL(0) ? NULL
+		: (BloomAggState *) PG_GETARG_POINTER(0);
+	BloomAggState *from = PG_ARGISNULL(1) ? NULL
+		: (BloomAggState *) PG_GETARG_POINTER(1);
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+		into = NewAggState(from->capacity, from->fpr, aggcontext);
+	else if (into->capacity != from->capacity || into->fpr != from->fpr)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
+
+	NoteKeyKind(into, from->key_kind, from->key_tag);
+	into->rows += from->rows;
+	if (from->filter != NULL)
+	{
+		if (into->filter == NULL)
+			MaterializeFilter(into, aggcontext);
+		BloomCombineInto(into->filter, from->filter, true);
+	}
+	MakeRoom(into, from->nhashes, aggcontext);
+	if (from->nhashes > 0)
+		memcpy(into->hashes + into->nhashes, from->hashes,
+			   from->nhashes * sizeof(uint64));
+	into->nhashes += from->nhashes;
+	PG_RETURN_POINTER(into);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_serialize);
+/* Serialises a bloom_agg state for a parallel worker's result. */
+Datum
+bloom_agg_serialize(PG_FUNCTION_ARGS)
+{
+	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
+	StringInfoData buf;
+
+	AggregateContext(fcinfo, "bloom_agg_serialize");
+	pq_begintypsend(&buf);
+	pq_sendbyte(&buf, AGG_STATE_VERSION);
+	pq_sendint64(&buf, state->capacity);
+	pq_sendfloat8(&buf, state->fpr);
+	pq_sendbyte(&buf, state->key_kind);
+	pq_sendint32(&buf, state->key_tag);
+	pq_sendint64(&buf, (int64) state->rows);
+	pq_sendint64(&buf, (int64) state->nhashes);
+	/* same machine, so the hashes go in native byte order */
+	pq_sendbytes(&buf, (const char *) state->hashes, state->nhashes * sizeof(uint64));
+	pq_sendbyte(&buf, state->filter != NULL);
+	if (state->filter != NULL)
+		pq_sendbytes(&buf, (const char *) BloomData(state->filter),
+					 BloomDataLen(state->filter));
+	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
+}
+
+static void
+CheckSerialisedState(bool ok)
+{
+	if (!ok)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("invalid serialised bloom_agg state")));
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_deserialize);
+/* Reads a serialised bloom_agg state; the filter goes through the validator. */
+Datum
+bloom_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg_deserialize");
+	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
+	StringInfoData buf;
+	BloomAggState *state;
+	int64		nhashes;
+	MemoryContext old;
+
+	buf.data = VARDATA_ANY(raw);
+	buf.len = VARSIZE_ANY_EXHDR(raw);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+
+	CheckSerialisedState(pq_getmsgbyte(&buf) == AGG_STATE_VERSION);
+	{
+		int64		capacity = pq_getmsgint64(&buf);
+		double		fpr = pq_getmsgfloat8(&buf);
+
+		CheckSerialisedState(capacity >= 0);
+		state = NewAggState(capacity, fpr, aggcontext);
+	}
+	state->key_kind = pq_getmsgbyte(&buf);
+	state->key_tag = pq_getmsgint(&buf, 4);
+	CheckSerialisedState(state->key_kind <= BF_KIND_LAST);
+	state->rows = (uint64) pq_getmsgint64(&buf);
+	nhashes = pq_getmsgint64(&buf);
+	CheckSerialisedState(nhashes >= 0 &&
+						 nhashes <= (buf.len - buf.cursor) / (int64) sizeof(uint64));
+	if (nhashes > 0)
+	{
+		GrowHashes(state, (Size) nhashes, aggcontext);
+		memcpy(state->hashes, pq_getmsgbytes(&buf, nhashes * sizeof(uint64)),
+			   nhashes * sizeof(uint64));
+		state->nhashes = nhashes;
+	}
+	if (pq_getmsgbyte(&buf) != 0)
+	{
+		int			len = buf.len - buf.cursor;
+
+		CheckSerialisedState(state->capacity > 0);
+		old = MemoryContextSwitchTo(aggcontext);
+		state->filter = BloomFromBytes((const uint8 *) pq_getmsgbytes(&buf, len), len,
+									   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
+									   "invalid serialised bloom_agg state");
+		MemoryContextSwitchTo(old);
+	}
+	pq_getmsgend(&buf);
+	PG_RETURN_POINTER(state);
+}
+
+/* ---------------------------------------------------------------------
+ * bloom_union_agg and bloom_intersection_agg
+ * ---------------------------------------------------------------------
+ */
+
+static BloomSetAggState *
+NewSetAggState(Bloom *first, MemoryContext aggcontext)
+{
+	BloomSetAggState *state = MemoryContextAlloc(aggcontext, sizeof(BloomSetAggState));
+
+	state->filter = MemoryContextAlloc(aggcontext, VARSIZE(first));
+	memcpy(state->filter, first, VARSIZE(first));
+	return state;
+}
+
+/* Not STRICT: the state starts as NULL, and NULL filters are skipped. */
+static Datum
+SetAggAdd(FunctionCallInfo fcinfo, bool is_union)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, is_union ? "bloom_union_agg" : "bloom_intersection_agg");
+	BloomSetAggState *state = PG_ARGISNULL(0) ? NULL
+		: (BloomSetAggState *) PG_GETARG_POINTER(0);
+
+	if (PG_ARGISNULL(1))
+	{
+		if (state == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(state);
+	}
+	if (state == NULL)
+		state = NewSetAggState(PG_GETARG_BLOOM_P(1), aggcontext);
+	else
+		BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union);
+	PG_RETURN_POINTER(state);
+}
+
+/* Merges two partial states of a parallel plan. */
+static Datum
+SetAggCombine(FunctionCallInfo fcinfo, bool is_union)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom set aggregate combine");
+	BloomSetAggState *into = PG_ARGISNULL(0) ? NULL
+		: (BloomSetAggState *) PG_GETARG_POINTER(0);
+	BloomSetAggState *from = PG_ARGISNULL(1) ? NULL
+		: (BloomSetAggState *) PG_GETARG_POINTER(1);
+
+	if (from == NULL)
+	{
+		if (into == NULL)
+			PG_RETURN_NULL();
+		PG_RETURN_POINTER(into);
+	}
+	if (into == NULL)
+		PG_RETURN_POINTER(NewSetAggState(from->filter, aggcontext));
+	BloomCombineInto(into->filter, from->filter, is_union);
+	PG_RETURN_POINTER(into);
+}
+
+PG_FUNCTION_INFO_V1(bloom_union_agg_add);
+/* Transition of bloom_union_agg. */
+Datum
+bloom_union_agg_add(PG_FUNCTION_ARGS)
+{
+	return SetAggAdd(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(bloom_intersection_agg_add);
+/* Transition of bloom_intersection_agg. */
+Datum
+bloom_intersection_agg_add(PG_FUNCTION_ARGS)
+{
+	return SetAggAdd(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(bloom_union_agg_combine);
+/* Combine function of bloom_union_agg. */
+Datum
+bloom_union_agg_combine(PG_FUNCTION_ARGS)
+{
+	return SetAggCombine(fcinfo, true);
+}
+
+PG_FUNCTION_INFO_V1(bloom_intersection_agg_combine);
+/* Combine function of bloom_intersection_agg. */
+Datum
+bloom_intersection_agg_combine(PG_FUNCTION_ARGS)
+{
+	return SetAggCombine(fcinfo, false);
+}
+
+PG_FUNCTION_INFO_V1(bloom_set_agg_final);
+/* Final function of bloom_union_agg and bloom_intersection_agg. */
+Datum
+bloom_set_agg_final(PG_FUNCTION_ARGS)
+{
+	BloomSetAggState *state;
+	Bloom	   *copy;
+
+	AggregateContext(fcinfo, "bloom_set_agg_final");
+	if (PG_ARGISNULL(0))
+		PG_RETURN_NULL();
+	state = (BloomSetAggState *) PG_GETARG_POINTER(0);
+	copy = (Bloom *) palloc(VARSIZE(state->filter));
+	memcpy(copy, state->filter, VARSIZE(state->filter));
+	PG_RETURN_BLOOM_P(copy);
+}
+
+PG_FUNCTION_INFO_V1(bloom_set_agg_serialize);
+/* A set aggregate's state is its filter: serialised as the filter's bytes. */
+Datum
+bloom_set_agg_serialize(PG_FUNCTION_ARGS)
+{
+	BloomSetAggState *state = (BloomSetAggState *) PG_GETARG_POINTER(0);
+	bytea	   *out = palloc(VARSIZE(state->filter));
+
+	AggregateContext(fcinfo, "bloom_set_agg_serialize");
+	memcpy(out, state->filter, VARSIZE(state->filter));
+	PG_RETURN_BYTEA_P(out);
+}
+
+PG_FUNCTION_INFO_V1(bloom_set_agg_deserialize);
+/* Reads a set aggregate's state through the validator. */
+Datum
+bloom_set_agg_deserialize(PG_FUNCTION_ARGS)
+{
+	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_set_agg_deserialize");
+	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
+	BloomSetAggState *state = MemoryContextAlloc(aggcontext, sizeof(BloomSetAggState));
+	MemoryContext old = MemoryContextSwitchTo(aggcontext);
+
+	state->filter = BloomFromBytes((const uint8 *) VARDATA_ANY(raw),
+								   VARSIZE_ANY_EXHDR(raw),
+								   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
+								   "invalid serialised bloom aggregate state");
+	MemoryContextSwitchTo(old);
+	PG_RETURN_POINTER(state);
+}

@@ -1,0 +1,58 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloom_glue.h
+ *	  What the SQL glue files share: the bloom varlena, its accessors, and
+ *	  the single routines for sizing, validation, hashing and combining that
+ *	  bloomfilter.c defines and bloom_agg.c reuses.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BLOOM_GLUE_H
+#define BLOOM_GLUE_H
+
+#include "fmgr.h"
+#include "nodes/nodes.h"
+
+#include "bloom.h"
+
+/* A bloom value is a varlena whose data is the core's serialised format. */
+typedef struct varlena Bloom;
+
+#define DatumGetBloomP(X)		((Bloom *) PG_DETOAST_DATUM(X))
+#define PG_GETARG_BLOOM_P(n)	DatumGetBloomP(PG_GETARG_DATUM(n))
+#define PG_RETURN_BLOOM_P(x)	PG_RETURN_POINTER(x)
+
+/* How a SQL type is turned into a hash; set up once per call site. */
+typedef struct KeyType
+{
+	Oid			typid;			/* InvalidOid until set up */
+	BfKeyKind	kind;
+	uint32		tag;			/* for BF_KIND_OTHER: which type */
+	Oid			basetype;		/* typid with domains stripped */
+	Oid			collation;
+	FmgrInfo	extended_hash;	/* for BF_KIND_OTHER */
+} KeyType;
+
+static inline uint8 *
+BloomData(Bloom *bloom)
+{
+	return (uint8 *) VARDATA(bloom);
+}
+
+static inline size_t
+BloomDataLen(const Bloom *bloom)
+{
+	return VARSIZE(bloom) - VARHDRSZ;
+}
+
+extern Bloom *BloomAlloc(const BfHeader *header);
+extern void BloomReadHeader(Bloom *bloom, BfHeader *header);
+extern void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
+extern Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
+							 Node *escontext, const char *message);
+extern void SizeFilter(int64 capacity, double fpr, BfHeader *header);
+extern KeyType *KeyTypeOfArg(FunctionCallInfo fcinfo, int argno);
+extern uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
+extern void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
+
+#endif							/* BLOOM_GLUE_H */

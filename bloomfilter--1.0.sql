@@ -1,0 +1,330 @@
+/* bloomfilter--1.0.sql: the bloom type, its functions, operators and aggregates. */
+
+\echo Use "CREATE EXTENSION bloomfilter" to load this file. \quit
+
+-- ---------------------------------------------------------------------
+-- Value arguments are anycompatible rather than anyelement so that an untyped
+-- literal (f @> 'abc') resolves to text instead of failing.
+
+-- Type
+-- ---------------------------------------------------------------------
+
+CREATE TYPE bloom;
+
+CREATE FUNCTION bloom_in(cstring) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_out(bloom) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_recv(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_send(bloom) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- The bits look random, so compression would only cost time; "external"
+-- also lets a probe fetch a slice of a stored filter.
+CREATE TYPE bloom (
+	INPUT = bloom_in,
+	OUTPUT = bloom_out,
+	RECEIVE = bloom_recv,
+	SEND = bloom_send,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = external
+);
+
+COMMENT ON TYPE bloom IS 'Bloom filter: answers "definitely absent" or "maybe present"';
+
+-- ---------------------------------------------------------------------
+-- Casts
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_from_bytea(bytea) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_from_bytea(bytea) IS 'validated cast from the binary form';
+
+-- The bytea form is the value's own bytes, so that direction needs no function.
+CREATE CAST (bloom AS bytea) WITHOUT FUNCTION;
+CREATE CAST (bytea AS bloom) WITH FUNCTION bloom_from_bytea(bytea);
+
+-- ---------------------------------------------------------------------
+-- Comparison (equal = same parameters, counters and bits)
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_eq(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_eq(bloom, bloom) IS 'filters are identical';
+CREATE FUNCTION bloom_ne(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_ne(bloom, bloom) IS 'filters differ';
+CREATE FUNCTION bloom_lt(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_lt(bloom, bloom) IS 'byte order, for sorting';
+CREATE FUNCTION bloom_le(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_le(bloom, bloom) IS 'byte order, for sorting';
+CREATE FUNCTION bloom_gt(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_gt(bloom, bloom) IS 'byte order, for sorting';
+CREATE FUNCTION bloom_ge(bloom, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_ge(bloom, bloom) IS 'byte order, for sorting';
+CREATE FUNCTION bloom_cmp(bloom, bloom) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_cmp(bloom, bloom) IS 'btree support: byte order';
+CREATE FUNCTION bloom_hash(bloom) RETURNS integer
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_hash(bloom) IS 'hash support';
+CREATE FUNCTION bloom_hash_extended(bloom, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_hash_extended(bloom, bigint) IS 'extended hash support';
+
+-- ---------------------------------------------------------------------
+-- Construction, adding and probing
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_empty(capacity bigint, fpr double precision DEFAULT 0.01) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_empty(bigint, double precision) IS 'empty filter sized for capacity values at false-positive rate fpr';
+
+-- Not STRICT: adding NULL must return the filter, not lose it.
+CREATE FUNCTION bloom_add(bloom, anycompatible) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add(bloom, anycompatible) IS 'filter with the value added';
+
+CREATE FUNCTION bloom_contains(bloom, anycompatible) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains(bloom, anycompatible) IS 'false if the value was never added; true if it may have been';
+
+CREATE FUNCTION bloom_contained_by(anycompatible, bloom) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contained_by(anycompatible, bloom) IS 'bloom_contains with the arguments swapped';
+
+-- Not STRICT, like bloom_add; NULL elements are skipped.
+CREATE FUNCTION bloom_add_all(bloom, anycompatiblearray) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add_all(bloom, anycompatiblearray) IS 'filter with every array element added, in one pass';
+
+CREATE FUNCTION bloom_contains_all(bloom, anycompatiblearray) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_all(bloom, anycompatiblearray) IS 'true if every element may have been added';
+
+CREATE FUNCTION bloom_contains_any(bloom, anycompatiblearray) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_any(bloom, anycompatiblearray) IS 'true if some element may have been added';
+
+-- ---------------------------------------------------------------------
+-- Union and intersection
+-- ---------------------------------------------------------------------
+
+-- Not STRICT: a NULL side counts as absent, as in the aggregates.
+CREATE FUNCTION bloom_union(bloom, bloom) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_union(bloom, bloom) IS 'filter of the values of either filter';
+
+CREATE FUNCTION bloom_intersection(bloom, bloom) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_intersection(bloom, bloom) IS 'filter that may contain the values of both filters';
+
+-- ---------------------------------------------------------------------
+-- Inspection
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_info(bloom,
+	OUT format_version integer,
+	OUT layout text,
+	OUT bits bigint,
+	OUT bytes bigint,
+	OUT hashes integer,
+	OUT capacity bigint,
+	OUT target_fpr double precision,
+	OUT inserted bigint,
+	OUT bits_set bigint,
+	OUT fill_ratio double precision,
+	OUT estimated_distinct double precision,
+	OUT estimated_fpr double precision,
+	OUT key_kind text,
+	OUT seed bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_info(bloom) IS 'parameters, fill and estimates of a filter';
+
+CREATE FUNCTION bloom_cardinality(bloom) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_cardinality(bloom) IS 'distinct values estimated from the fill';
+
+CREATE FUNCTION bloom_fpr(bloom) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_fpr(bloom) IS 'current false-positive rate of this filter';
+
+CREATE FUNCTION bloom_params(capacity bigint, fpr double precision DEFAULT 0.01,
+	OUT bits bigint,
+	OUT bytes bigint,
+	OUT hashes integer,
+	OUT bits_per_element double precision)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_params(bigint, double precision) IS 'size bloom_empty would choose for capacity values at rate fpr';
+
+-- ---------------------------------------------------------------------
+-- Operators
+-- ---------------------------------------------------------------------
+
+CREATE OPERATOR @> (
+	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR <@ (
+	LEFTARG = anycompatible, RIGHTARG = bloom, FUNCTION = bloom_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR + (
+	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_add
+);
+CREATE OPERATOR | (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_union,
+	COMMUTATOR = |
+);
+CREATE OPERATOR & (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_intersection,
+	COMMUTATOR = &
+);
+CREATE OPERATOR = (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_eq,
+	COMMUTATOR = =, NEGATOR = <>,
+	RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
+CREATE OPERATOR <> (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_ne,
+	COMMUTATOR = <>, NEGATOR = =,
+	RESTRICT = neqsel, JOIN = neqjoinsel
+);
+CREATE OPERATOR < (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_lt,
+	COMMUTATOR = >, NEGATOR = >=,
+	RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+CREATE OPERATOR <= (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_le,
+	COMMUTATOR = >=, NEGATOR = >,
+	RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+CREATE OPERATOR > (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_gt,
+	COMMUTATOR = <, NEGATOR = <=,
+	RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+CREATE OPERATOR >= (
+	LEFTARG = bloom, RIGHTARG = bloom, FUNCTION = bloom_ge,
+	COMMUTATOR = <=, NEGATOR = <,
+	RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+
+CREATE OPERATOR CLASS bloom_ops DEFAULT FOR TYPE bloom USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 bloom_cmp(bloom, bloom);
+
+CREATE OPERATOR CLASS bloom_ops DEFAULT FOR TYPE bloom USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 bloom_hash(bloom),
+	FUNCTION 2 bloom_hash_extended(bloom, bigint);
+
+-- ---------------------------------------------------------------------
+-- Aggregates
+-- ---------------------------------------------------------------------
+
+-- Transition and combine functions are not STRICT: the state starts as
+-- NULL and NULL inputs are skipped inside.
+CREATE FUNCTION bloom_agg_add(internal, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_add_fpr(internal, anycompatible, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_add_fixed(internal, anycompatible, bigint, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_final(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_agg_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bloom_agg_add(internal, anycompatible) IS 'bloom_agg transition';
+COMMENT ON FUNCTION bloom_agg_add_fpr(internal, anycompatible, double precision) IS 'bloom_agg transition';
+COMMENT ON FUNCTION bloom_agg_add_fixed(internal, anycompatible, bigint, double precision) IS 'bloom_agg transition';
+COMMENT ON FUNCTION bloom_agg_final(internal) IS 'bloom_agg final function';
+COMMENT ON FUNCTION bloom_agg_combine(internal, internal) IS 'bloom_agg combine function';
+COMMENT ON FUNCTION bloom_agg_serialize(internal) IS 'bloom_agg serialize function';
+COMMENT ON FUNCTION bloom_agg_deserialize(bytea, internal) IS 'bloom_agg deserialize function';
+
+-- SSPACE: a state holds 8 bytes per distinct value until the end (or, for
+-- the fixed form, until its bits are smaller); a few hundred values per
+-- group is a fair guess for the planner.
+CREATE AGGREGATE bloom_agg(anycompatible) (
+	SFUNC = bloom_agg_add, STYPE = internal, SSPACE = 2048,
+	FINALFUNC = bloom_agg_final,
+	COMBINEFUNC = bloom_agg_combine,
+	SERIALFUNC = bloom_agg_serialize, DESERIALFUNC = bloom_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anycompatible) IS 'filter sized for the distinct values seen, at false-positive rate 0.01';
+
+CREATE AGGREGATE bloom_agg(anycompatible, double precision) (
+	SFUNC = bloom_agg_add_fpr, STYPE = internal, SSPACE = 2048,
+	FINALFUNC = bloom_agg_final,
+	COMBINEFUNC = bloom_agg_combine,
+	SERIALFUNC = bloom_agg_serialize, DESERIALFUNC = bloom_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anycompatible, double precision) IS 'filter sized for the distinct values seen, at the given false-positive rate';
+
+CREATE AGGREGATE bloom_agg(anycompatible, bigint, double precision) (
+	SFUNC = bloom_agg_add_fixed, STYPE = internal, SSPACE = 2048,
+	FINALFUNC = bloom_agg_final,
+	COMBINEFUNC = bloom_agg_combine,
+	SERIALFUNC = bloom_agg_serialize, DESERIALFUNC = bloom_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anycompatible, bigint, double precision) IS 'filter of fixed capacity and false-positive rate, built in one pass';
+
+CREATE FUNCTION bloom_union_agg_add(internal, bloom) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_intersection_agg_add(internal, bloom) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_union_agg_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_intersection_agg_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_set_agg_final(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION bloom_set_agg_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION bloom_set_agg_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+COMMENT ON FUNCTION bloom_union_agg_add(internal, bloom) IS 'bloom_union_agg transition';
+COMMENT ON FUNCTION bloom_intersection_agg_add(internal, bloom) IS 'bloom_intersection_agg transition';
+COMMENT ON FUNCTION bloom_union_agg_combine(internal, internal) IS 'bloom_union_agg combine function';
+COMMENT ON FUNCTION bloom_intersection_agg_combine(internal, internal) IS 'bloom_intersection_agg combine function';
+COMMENT ON FUNCTION bloom_set_agg_final(internal) IS 'final function of the filter set aggregates';
+COMMENT ON FUNCTION bloom_set_agg_serialize(internal) IS 'serialize function of the filter set aggregates';
+COMMENT ON FUNCTION bloom_set_agg_deserialize(bytea, internal) IS 'deserialize function of the filter set aggregates';
+
+CREATE AGGREGATE bloom_union_agg(bloom) (
+	SFUNC = bloom_union_agg_add, STYPE = internal,
+	FINALFUNC = bloom_set_agg_final,
+	COMBINEFUNC = bloom_union_agg_combine,
+	SERIALFUNC = bloom_set_agg_serialize, DESERIALFUNC = bloom_set_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_union_agg(bloom) IS 'union of filters with the same parameters';
+
+CREATE AGGREGATE bloom_intersection_agg(bloom) (
+	SFUNC = bloom_intersection_agg_add, STYPE = internal,
+	FINALFUNC = bloom_set_agg_final,
+	COMBINEFUNC = bloom_intersection_agg_combine,
+	SERIALFUNC = bloom_set_agg_serialize, DESERIALFUNC = bloom_set_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_intersection_agg(bloom) IS 'intersection of filters with the same parameters';

@@ -1,0 +1,50 @@
+#!/bin/bash
+# Runs every test of bloomfilter and ends with "N passed, N failed":
+#   1. the pure core's unit tests (plain cc, no PostgreSQL);
+#   2. the pg_regress suite, in a throwaway cluster (pg_virtualenv).
+# Installs missing Debian packages first, builds and installs the extension.
+set -u
+cd "$(dirname "$0")/.."
+
+scripts/install-deps.sh
+make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+passed=0
+failed=0
+log=$(mktemp -d)
+
+# Adds a suite's counts, taken from its own "N passed, N failed" line.
+count_suite() {
+	local name=$1 output=$2 line
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$output" | tail -n 1)
+	if [ -z "$line" ]; then
+		echo "== $name: no result line; counted as one failure"
+		failed=$((failed + 1))
+		return
+	fi
+	echo "== $name: $line"
+	passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+	failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+}
+
+echo "== core unit tests"
+make -s unittest >"$log/unit.txt" 2>&1
+grep -v '^ok' "$log/unit.txt"
+count_suite "core unit tests" "$log/unit.txt"
+
+echo "== pg_regress"
+pg_virtualenv -t make -s with_llvm=no installcheck >"$log/regress.txt" 2>&1
+grep -E '^(test| ?ok| ?not ok)|tests? (passed|failed)' "$log/regress.txt"
+ok=$(grep -cE '^(test|ok|not ok).* \.\.\. ok' "$log/regress.txt")
+bad=$(grep -cE '^(test|ok|not ok).* \.\.\. FAILED' "$log/regress.txt")
+if [ $((ok + bad)) -eq 0 ]; then
+	cat "$log/regress.txt"
+	bad=1
+fi
+[ "$bad" -gt 0 ] && [ -f regression.diffs ] && head -n 200 regression.diffs
+echo "$ok passed, $bad failed" >"$log/regress-count.txt"
+count_suite "pg_regress" "$log/regress-count.txt"
+
+rm -rf "$log"
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,128 @@
+-- The aggregates: self-sizing and fixed bloom_agg, union and intersection,
+-- no false negatives, measured false-positive rates, memory per group, and
+-- parallel plans that build the very same filter.
+\set VERBOSITY terse
+
+CREATE TABLE users (id bigint, name text, uid uuid);
+INSERT INTO users
+SELECT i * 7, 'user-' || i, md5(i::text)::uuid FROM generate_series(1, 200000) i;
+ANALYZE users;
+
+CREATE TABLE user_filters AS
+SELECT 'id' AS col, bloom_agg(id) AS f FROM users
+UNION ALL SELECT 'name', bloom_agg(name) FROM users
+UNION ALL SELECT 'uid', bloom_agg(uid) FROM users;
+
+-- zero false negatives, through every probe form, with the stored filter
+SELECT count(*) FILTER (WHERE NOT bloom_contains((SELECT f FROM user_filters WHERE col = 'id'), id)) AS id_fn,
+       count(*) FILTER (WHERE NOT (SELECT f FROM user_filters WHERE col = 'name') @> name) AS name_fn,
+       count(*) FILTER (WHERE NOT uid <@ (SELECT f FROM user_filters WHERE col = 'uid')) AS uid_fn
+FROM users;
+-- the same with the filter joined in from its table row by row
+SELECT count(*) FILTER (WHERE NOT bloom_contains(f.f, u.id)) AS joined_fn
+FROM users u JOIN user_filters f ON f.col = 'id';
+-- an int4 literal finds a bigint key
+SELECT bloom_contains(f, 70) AS int4_literal, bloom_contains(f, 70::int2) AS int2_literal
+FROM user_filters WHERE col = 'id';
+
+-- measured false-positive rate over 300,000 absent keys, target 0.01
+SELECT col, info.capacity, info.inserted, info.hashes,
+       round(info.bits::numeric / info.inserted, 2) AS bits_per_key
+FROM user_filters, bloom_info(f) info ORDER BY col;
+SELECT count(*) FILTER (WHERE bloom_contains(f, i * 7 + 3))::float8 / 300000
+       BETWEEN 0.002 AND 0.0125 AS int_fpr_in_range
+FROM user_filters, generate_series(1, 300000) i WHERE col = 'id';
+SELECT count(*) FILTER (WHERE f @> ('absent-' || i))::float8 / 300000
+       BETWEEN 0.002 AND 0.0125 AS text_fpr_in_range
+FROM user_filters, generate_series(1, 300000) i WHERE col = 'name';
+
+-- sized for distinct values: duplicates do not inflate the filter
+SELECT info.capacity, info.inserted, info.bits::float8 / 100000 <= 10.3 AS bits_per_distinct_ok
+FROM (SELECT bloom_agg(i % 100000) AS f FROM generate_series(1, 3000000) i) s, bloom_info(s.f) info;
+SELECT info.capacity, info.bits::float8 / 3000000 <= 10.3 AS bits_per_distinct_ok,
+       info.bits::float8 / 3000000 <= 10.0 AS bits_per_distinct_under_10
+FROM (SELECT bloom_agg(i) AS f FROM generate_series(1, 3000000) i) s, bloom_info(s.f) info;
+
+-- the fpr form
+SELECT info.hashes, info.target_fpr, info.capacity
+FROM (SELECT bloom_agg(i, 0.001) AS f FROM generate_series(1, 5000) i) s, bloom_info(s.f) info;
+
+-- the fixed form is exactly a sequence of bloom_add on bloom_empty
+SELECT bloom_agg(i, 1000, 0.01) = bloom_add_all(bloom_empty(1000, 0.01), array_agg(i)) AS fixed_is_adds
+FROM generate_series(1, 5000) i;
+SELECT bloom_agg(i, 100000, 0.01) = bloom_add_all(bloom_empty(100000, 0.01), array_agg(i)) AS fixed_before_switch_to_bits
+FROM generate_series(1, 50) i;
+
+-- NULLs are skipped; no rows give NULL
+SELECT bloom_agg(x) = bloom_agg(x) FILTER (WHERE x IS NOT NULL) AS nulls_skipped,
+       (bloom_info(bloom_agg(x, 10, 0.01))).inserted AS fixed_inserted
+FROM (VALUES (1), (NULL), (2)) v(x);
+SELECT bloom_agg(i) IS NULL AS no_rows, bloom_agg(i, 10, 0.01) IS NULL AS no_rows_fixed,
+       bloom_union_agg(bloom_empty(10)) IS NULL AS no_rows_union
+FROM generate_series(1, 0) i;
+
+-- union of per-group fixed filters is the fixed filter over all rows
+WITH parts AS (
+	SELECT i % 10 AS part, bloom_agg(i, 50000, 0.01) AS f
+	FROM generate_series(1, 40000) i GROUP BY i % 10
+)
+SELECT bloom_union_agg(f) = (SELECT bloom_agg(i, 50000, 0.01) FROM generate_series(1, 40000) i)
+       AS union_agg_equals_whole
+FROM parts;
+WITH parts AS (
+	SELECT bloom_agg(i, 10000, 0.01) AS f FROM generate_series(1, 6000) i
+	UNION ALL
+	SELECT bloom_agg(i, 10000, 0.01) FROM generate_series(3001, 9000) i
+)
+SELECT bloom_contains_all(bloom_intersection_agg(f), ARRAY(SELECT generate_series(3001, 6000))) AS intersection_keeps_common,
+       (SELECT count(*) FROM generate_series(1, 3000) i WHERE bloom_intersection_agg(f) @> i) < 100 AS intersection_drops_others,
+       (bloom_info(bloom_intersection_agg(f))).inserted AS intersection_inserted
+FROM parts;
+
+-- different parameters never combine
+SELECT bloom_union_agg(f) FROM (VALUES (bloom_empty(100)), (bloom_empty(1000))) v(f);
+SELECT bloom_intersection_agg(f) FROM (VALUES (bloom_empty(100)), (bloom_empty(100, 0.1))) v(f);
+SELECT bloom_union_agg(f) FROM (VALUES (bloom_add(bloom_empty(100), 1)), (bloom_add(bloom_empty(100), 'a'::text))) v(f);
+SELECT bloom_agg(i, 0, 0.01) FROM generate_series(1, 3) i;
+SELECT bloom_agg(i, 10, 1.5) FROM generate_series(1, 3) i;
+SELECT bloom_agg(i, 10 + i, 0.01) FROM generate_series(1, 3) i;
+
+-- many small groups hold hashes, not a 120 kB filter each
+SELECT count(*) AS groups,
+       bool_and(bloom_contains_all(f, vals)) AS every_group_has_its_values,
+       bool_and((bloom_info(f)).capacity = 100000) AS fixed_capacity
+FROM (SELECT g, bloom_agg(v, 100000, 0.01) AS f, array_agg(v) AS vals
+      FROM (SELECT i / 5 AS g, i AS v FROM generate_series(0, 99999) i) s GROUP BY g) t;
+SELECT count(*) AS groups, bool_and(bloom_contains_all(f, vals)) AS every_group_has_its_values
+FROM (SELECT g, bloom_agg(v) AS f, array_agg(v) AS vals
+      FROM (SELECT i / 5 AS g, i AS v FROM generate_series(0, 99999) i) s GROUP BY g) t;
+
+-- parallel plans build the same filter, bit for bit
+CREATE TABLE par AS SELECT i AS id, 'k' || (i % 50000) AS k FROM generate_series(1, 300000) i;
+ANALYZE par;
+SET max_parallel_workers_per_gather = 0;
+CREATE TABLE serial_results AS
+SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
+       bloom_agg(id, 1000, 0.01) AS d
+FROM par;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF)
+SELECT bloom_agg(id), bloom_agg(k, 0.001), bloom_agg(id, 400000, 0.01), bloom_agg(id, 1000, 0.01) FROM par;
+SELECT s.a = p.a AS self_sizing_same, s.b = p.b AS fpr_form_same, s.c = p.c AS fixed_same,
+       s.d = p.d AS fixed_overfilled_same
+FROM serial_results s,
+     (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
+             bloom_agg(id, 1000, 0.01) AS d FROM par) p;
+CREATE TABLE part_filters AS
+SELECT id % 8 AS part, bloom_agg(id, 400000, 0.01) AS f FROM par GROUP BY id % 8;
+EXPLAIN (COSTS OFF) SELECT bloom_union_agg(f), bloom_intersection_agg(f) FROM part_filters;
+SELECT bloom_union_agg(f) = (SELECT c FROM serial_results) AS parallel_union_same,
+       (bloom_info(bloom_intersection_agg(f))).inserted AS parallel_intersection_inserted
+FROM part_filters;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;

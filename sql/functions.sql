@@ -1,0 +1,81 @@
+-- Construction, adding, probing, batch forms, set algebra, inspection.
+\set VERBOSITY terse
+
+-- bloom_params is the sizing calculator of bloom_empty
+SELECT * FROM bloom_params(1000000, 0.01);
+SELECT * FROM bloom_params(1000);
+SELECT p.bits = i.bits AND p.bytes = i.bytes AND p.hashes = i.hashes AS params_match_empty
+FROM bloom_params(123456, 0.001) p, bloom_info(bloom_empty(123456, 0.001)) i;
+
+SELECT * FROM bloom_info(bloom_empty(1000));
+
+-- adding and probing
+SELECT bloom_contains(bloom_add(bloom_empty(100), 7), 7) AS added,
+       bloom_contains(bloom_empty(100), 7) AS empty_has_nothing;
+SELECT (bloom_info(bloom_add(bloom_add(bloom_empty(100), 7), 8))).inserted;
+
+-- NULLs: probing NULL is NULL; adding NULL keeps the filter; no filter stays NULL
+SELECT bloom_contains(bloom_add(bloom_empty(100), 7), NULL::int) IS NULL AS probe_null;
+SELECT bloom_add(bloom_add(bloom_empty(100), 7), NULL::int) = bloom_add(bloom_empty(100), 7) AS add_null_keeps;
+SELECT bloom_add(NULL::bloom, 7) IS NULL AS add_to_null;
+
+-- bloom_add returns a new value; the input is untouched
+CREATE TEMP TABLE one (f bloom);
+INSERT INTO one VALUES (bloom_empty(1000));
+SELECT bloom_add(f, 1) <> f AS changed_copy, (bloom_info(f)).inserted AS original_inserted FROM one;
+
+-- batch forms
+SELECT bloom_add_all(bloom_empty(1000), ARRAY[1, 2, 3]) =
+       bloom_add(bloom_add(bloom_add(bloom_empty(1000), 1), 2), 3) AS add_all_equals_adds;
+SELECT bloom_add_all(bloom_empty(1000), ARRAY[1, NULL, 3]) =
+       bloom_add(bloom_add(bloom_empty(1000), 1), 3) AS add_all_skips_nulls;
+SELECT bloom_add_all(bloom_empty(1000), NULL::int[]) = bloom_empty(1000) AS add_all_null_array;
+SELECT bloom_add_all(bloom_empty(1000), '{}'::int[]) = bloom_empty(1000) AS add_all_empty_array;
+WITH f AS (SELECT bloom_add_all(bloom_empty(1000), ARRAY[1, 2, 3]) AS f)
+SELECT bloom_contains_all(f, ARRAY[1, 2, 3]) AS all_present,
+       bloom_contains_all(f, ARRAY[1, 2, 1000001]) AS one_missing,
+       bloom_contains_any(f, ARRAY[1000001, 1000002, 3]) AS any_present,
+       bloom_contains_any(f, ARRAY[1000001, 1000002]) AS none_present,
+       bloom_contains_all(f, ARRAY[1, NULL]) IS NULL AS all_with_null,
+       bloom_contains_any(f, ARRAY[1000001, NULL]) IS NULL AS any_with_null,
+       bloom_contains_any(f, ARRAY[1, NULL]) AS any_decided,
+       bloom_contains_all(f, '{}'::int[]) AS all_of_nothing,
+       bloom_contains_any(f, '{}'::int[]) AS any_of_nothing
+FROM f;
+SELECT bloom_contains_all(bloom_add_all(bloom_empty(10000), ARRAY(SELECT generate_series(1, 5000))),
+                          ARRAY(SELECT generate_series(1, 5000))) AS batch_no_false_negatives;
+
+-- union and intersection
+CREATE TEMP TABLE ab AS
+SELECT bloom_add_all(bloom_empty(10000), ARRAY(SELECT generate_series(1, 3000))) AS a,
+       bloom_add_all(bloom_empty(10000), ARRAY(SELECT generate_series(2001, 5000))) AS b;
+SELECT bloom_contains_all(bloom_union(a, b), ARRAY(SELECT generate_series(1, 5000))) AS union_has_both,
+       bloom_contains_all(bloom_intersection(a, b), ARRAY(SELECT generate_series(2001, 3000))) AS intersection_has_common,
+       (SELECT count(*) FROM generate_series(1, 2000) i WHERE bloom_intersection(a, b) @> i) < 100 AS intersection_drops_most_others,
+       (bloom_info(bloom_union(a, b))).inserted AS union_inserted,
+       (bloom_info(bloom_intersection(a, b))).inserted AS intersection_inserted
+FROM ab;
+SELECT bloom_union(a, NULL) = a AS union_null_right, bloom_union(NULL, b) = b AS union_null_left,
+       bloom_intersection(a, NULL) = a AS intersection_null,
+       bloom_union(NULL::bloom, NULL::bloom) IS NULL AS both_null
+FROM ab;
+-- an empty filter takes the other's key kind
+SELECT (bloom_info(bloom_union(bloom_empty(10000), a))).key_kind AS union_kind,
+       (bloom_info(bloom_intersection(a, bloom_empty(10000)))).key_kind AS intersection_kind
+FROM ab;
+
+-- estimates
+SELECT abs(bloom_cardinality(a) - 3000) < 150 AS cardinality_close,
+       bloom_fpr(a) < 0.001 AS underfilled_fpr_small,
+       bloom_fpr(bloom_empty(10)) = 0 AS empty_fpr_zero,
+       bloom_cardinality(bloom_empty(10)) = 0 AS empty_cardinality_zero
+FROM ab;
+WITH full_filter AS (SELECT bloom_add_all(bloom_empty(100, 0.01), ARRAY(SELECT generate_series(1, 100))) AS f)
+SELECT abs(bloom_fpr(f) - 0.01) < 0.006 AS at_capacity_fpr_near_target,
+       (bloom_info(f)).fill_ratio BETWEEN 0.3 AND 0.7 AS half_full
+FROM full_filter;
+-- overfilling shows in the estimates, and nothing is lost
+WITH over AS (SELECT bloom_add_all(bloom_empty(100, 0.01), ARRAY(SELECT generate_series(1, 2000))) AS f)
+SELECT bloom_fpr(f) > 0.5 AS overfilled_fpr_high,
+       bloom_contains_all(f, ARRAY(SELECT generate_series(1, 2000))) AS still_no_false_negatives
+FROM over;
