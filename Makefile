@@ -7,7 +7,7 @@ OBJS = bloom.o bloomfilter.o bloom_agg.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = io functions operators hashing aggregates errors
+REGRESS = setup io functions operators hashing aggregates errors security
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -64,9 +64,11 @@ PG_MODULE_MAGIC;
 /* A detoasted stored filter kept for the rest of the query. */
 typedef struct FilterCache
 {
-	Oid			toastrelid;
+	Oid			toastrelid;		/* identity of the stored value in filter */
 	Oid			valueid;
 	Bloom	   *filter;
+	Oid			sliced_toastrelid;	/* the value last probed by slices */
+	Oid			sliced_valueid;
 } FilterCache;
 
 /* Everything one call site of a function remembers between calls. */
@@ -550,12 +552,22 @@ BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
  * ---------------------------------------------------------------------
  */
 
+/* Whether a TOAST pointer names the same stored value as (relid, valueid). */
+static bool
+SameStoredValue(const struct varatt_external *pointer, Oid relid, Oid valueid)
+{
+	return pointer->va_toastrelid == relid && pointer->va_valueid == valueid;
+}
+
 /*
  * The filter argument of a probe.  A filter read from a table arrives as a
  * TOAST pointer on every row; detoasting it per row would copy megabytes per
  * row, so the detoasted copy is kept for the rest of the query, keyed by the
- * TOAST value's identity (which also makes a join over many stored filters
+ * TOAST value's identity (which also keeps a join over many stored filters
  * correct).  Inline values need no copy.
+ *
+ * XXX: a TOAST value id could only be reused after the value was vacuumed
+ * away and the OID counter wrapped, which cannot happen within one query.
  */
 static Bloom *
 ProbeFilterArg(FunctionCallInfo fcinfo, int argno)
@@ -571,18 +583,81 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno)
 	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
 	stored = &GetCallCache(fcinfo)->stored;
 	if (stored->filter != NULL &&
-		stored->toastrelid == pointer.va_toastrelid &&
-		stored->valueid == pointer.va_valueid)
+		SameStoredValue(&pointer, stored->toastrelid, stored->valueid))
 		return stored->filter;
 
 	if (stored->filter != NULL)
 		pfree(stored->filter);
+	stored->filter = NULL;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	stored->filter = (Bloom *) detoast_attr(raw);
 	MemoryContextSwitchTo(old);
 	stored->toastrelid = pointer.va_toastrelid;
 	stored->valueid = pointer.va_valueid;
 	return stored->filter;
+}
+
+/*
+ * Probes a stored filter by fetching only its header and the one block the
+ * value maps to: the cache-penetration guard probes a multi-megabyte filter
+ * once per statement, and must not read all of it.  Applies to the first
+ * probe of an uncompressed TOASTed value at this call site; a second probe of
+ * the same value means a scan, which is cheaper with one full detoast, so
+ * this returns false and leaves it to ProbeFilterArg.
+ */
+static bool
+ProbeStoredSlices(FunctionCallInfo fcinfo, int filter_arg, KeyType *key,
+				  Datum value, bool *result)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(filter_arg);
+	struct varatt_external pointer;
+	FilterCache *stored;
+	struct varlena *slice;
+	BfHeader	header;
+	BfStatus	status;
+	uint64		hash;
+	uint32		block;
+
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return false;
+	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
+	if (VARATT_EXTERNAL_IS_COMPRESSED(pointer))
+		return false;
+	stored = &GetCallCache(fcinfo)->stored;
+	if ((stored->filter != NULL &&
+		 SameStoredValue(&pointer, stored->toastrelid, stored->valueid)) ||
+		SameStoredValue(&pointer, stored->sliced_toastrelid, stored->sliced_valueid))
+		return false;
+	stored->sliced_toastrelid = pointer.va_toastrelid;
+	stored->sliced_valueid = pointer.va_valueid;
+
+	slice = detoast_attr_slice(raw, 0, BF_HEADER_SIZE);
+	status = bf_read_header(BloomData(slice), BloomDataLen(slice), &header);
+	pfree(slice);
+	if (status == BF_OK &&
+		VARATT_EXTERNAL_GET_EXTSIZE(pointer) != bf_value_bytes(header.nblocks))
+		status = BF_ERR_LENGTH;
+	if (status != BF_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("bloom value is corrupted"),
+				 errdetail("%s.", bf_status_message(status))));
+
+	CheckKeyKind(&header, key);
+	if (header.key_kind == BF_KIND_NONE)
+	{
+		*result = false;
+		return true;
+	}
+	hash = KeyHash(key, value, header.seed);
+	block = bf_block_of(hash, header.nblocks);
+	slice = detoast_attr_slice(raw, BF_HEADER_SIZE + (int32) block * BF_BLOCK_BYTES,
+							   BF_BLOCK_BYTES);
+	if (BloomDataLen(slice) != BF_BLOCK_BYTES)
+		elog(ERROR, "short slice of a stored bloom value");
+	*result = bf_block_test(BloomData(slice), hash, header.k);
+	pfree(slice);
+	return true;
 }
 
 /* ---------------------------------------------------------------------
@@ -800,12 +875,17 @@ static bool
 ProbeOne(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 {
 	KeyType    *key = KeyTypeOfArg(fcinfo, value_arg);
-	Bloom	   *bloom = ProbeFilterArg(fcinfo, filter_arg);
+	Datum		value = PG_GETARG_DATUM(value_arg);
+	Bloom	   *bloom;
 	BfHeader	header;
+	bool		result;
 
+	if (ProbeStoredSlices(fcinfo, filter_arg, key, value, &result))
+		return result;
+	bloom = ProbeFilterArg(fcinfo, filter_arg);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
-	return BloomTestValue(bloom, &header, key, PG_GETARG_DATUM(value_arg));
+	return BloomTestValue(bloom, &header, key, value);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains);

@@ -24,6 +24,18 @@ FROM users u JOIN user_filters f ON f.col = 'id';
 -- an int4 literal finds a bigint key
 SELECT bloom_contains(f, 70) AS int4_literal, bloom_contains(f, 70::int2) AS int2_literal
 FROM user_filters WHERE col = 'id';
+-- single probes of a stored filter fetch only its header and one block, with
+-- the same answers and the same key-kind check as a full read
+SELECT bloom_contains(f, 7) AS present, bloom_contains(f, 8) AS absent,
+       f @> 1400000 AS last_present, 1400007 <@ f AS beyond
+FROM user_filters WHERE col = 'id';
+SELECT bloom_contains(f, 'user-1'::text) FROM user_filters WHERE col = 'id';
+-- a join probes a different stored filter from row to row
+CREATE TABLE parity_filters AS
+SELECT i % 2 AS parity, bloom_agg(i, 100000, 0.01) AS f FROM generate_series(1, 100000) i GROUP BY i % 2;
+SELECT count(*) FILTER (WHERE NOT bloom_contains(p.f, g.i)) AS false_negatives,
+       count(*) FILTER (WHERE bloom_contains(p.f, g.i + 1000001)) < 3000 AS few_false_positives
+FROM generate_series(1, 100000) g(i) JOIN parity_filters p ON p.parity = g.i % 2;
 
 -- measured false-positive rate over 300,000 absent keys, target 0.01
 SELECT col, info.capacity, info.inserted, info.hashes,

@@ -1,5 +1,4 @@
 -- Text, binary and bytea forms: exact round trips, compact text.
-CREATE EXTENSION bloomfilter;
 
 -- A fixed literal written by format version 1 must always parse and answer
 -- the same: stored filters outlive releases.
