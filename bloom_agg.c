@@ -57,6 +57,7 @@ typedef struct BloomAggState
 	uint64	   *hashes;
 	Size		nhashes;
 	Size		maxhashes;
+	Size		compact_at;		/* self-sizing: de-duplicate when this full */
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
@@ -165,10 +166,18 @@ MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
 			return;
 		FlushHashes(state);
 	}
-	else if (state->capacity == 0 && state->nhashes >= 1024)
+	else if (state->capacity == 0 && state->nhashes >= state->compact_at)
 	{
+		Size		before = state->nhashes;
+
 		bf_sort_hashes(state->hashes, state->nhashes);
 		state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
+
+		/*
+		 * Mostly distinct values make de-duplication a waste of sorting:
+		 * back off until the buffer has grown fourfold.
+		 */
+		state->compact_at = state->nhashes > before * 3 / 4 ? before * 4 : 1024;
 		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
 			return;
 	}
@@ -212,6 +221,7 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 	state = MemoryContextAllocZero(aggcontext, sizeof(BloomAggState));
 	state->capacity = capacity;
 	state->fpr = fpr;
+	state->compact_at = 1024;
 	return state;
 }
 

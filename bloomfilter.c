@@ -378,8 +378,13 @@ KeyTypeFor(FunctionCallInfo fcinfo, Oid typid)
 KeyType *
 KeyTypeOfArg(FunctionCallInfo fcinfo, int argno)
 {
-	Oid			typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
+	KeyType    *key = &GetCallCache(fcinfo)->key;
+	Oid			typid;
 
+	/* An argument's type is fixed per call site: look it up once. */
+	if (OidIsValid(key->typid) && key->collation == PG_GET_COLLATION())
+		return key;
+	typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
 	if (!OidIsValid(typid))
 		elog(ERROR, "could not determine the type of argument %d", argno + 1);
 	return KeyTypeFor(fcinfo, typid);
