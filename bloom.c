@@ -742,14 +742,21 @@ insertion_sort(uint64_t *a, size_t n)
 }
 
 /*
- * In-place most-significant-digit radix sort, one byte per level.  Hashes
- * are uniform, so two levels leave buckets small enough for insertion sort.
+ * In-place most-significant-digit radix sort (American flag sort).  Hashes
+ * are uniform, so after the first level the buckets fit in cache, and after
+ * the second they are small enough for insertion sort.  The first level uses
+ * wider digits on large inputs, because it is the only pass that misses the
+ * cache, and fewer, larger buckets would leave a third pass to do.
  */
+#define RADIX_MAX_BITS 11
+
 static void
-radix_sort_level(uint64_t *a, size_t n, int shift)
+radix_sort_level(uint64_t *a, size_t n, int shift, int bits)
 {
-	size_t		head[256];
-	size_t		tail[256];
+	size_t		head[1 << RADIX_MAX_BITS];
+	size_t		tail[1 << RADIX_MAX_BITS];
+	const int	nbuckets = 1 << bits;
+	const uint64_t mask = (uint64_t) nbuckets - 1;
 	size_t		start = 0;
 
 	if (n <= 48)
@@ -758,10 +765,10 @@ radix_sort_level(uint64_t *a, size_t n, int shift)
 		return;
 	}
 
-	memset(tail, 0, sizeof(tail));
+	memset(tail, 0, sizeof(size_t) * nbuckets);
 	for (size_t i = 0; i < n; i++)
-		tail[(a[i] >> shift) & 0xFF]++;
-	for (int b = 0; b < 256; b++)
+		tail[(a[i] >> shift) & mask]++;
+	for (int b = 0; b < nbuckets; b++)
 	{
 		size_t		count = tail[b];
 
@@ -770,12 +777,12 @@ radix_sort_level(uint64_t *a, size_t n, int shift)
 		tail[b] = start;
 	}
 
-	for (int b = 0; b < 256; b++)
+	for (int b = 0; b < nbuckets; b++)
 	{
 		while (head[b] < tail[b])
 		{
 			uint64_t	v = a[head[b]];
-			int			digit = (int) ((v >> shift) & 0xFF);
+			int			digit = (int) ((v >> shift) & mask);
 
 			while (digit != b)
 			{
@@ -783,7 +790,7 @@ radix_sort_level(uint64_t *a, size_t n, int shift)
 
 				a[head[digit]++] = v;
 				v = displaced;
-				digit = (int) ((v >> shift) & 0xFF);
+				digit = (int) ((v >> shift) & mask);
 			}
 			a[head[b]++] = v;
 		}
@@ -792,9 +799,11 @@ radix_sort_level(uint64_t *a, size_t n, int shift)
 	if (shift == 0)
 		return;
 	start = 0;
-	for (int b = 0; b < 256; b++)
+	for (int b = 0; b < nbuckets; b++)
 	{
-		radix_sort_level(a + start, tail[b] - start, shift - 8);
+		int			next_bits = shift >= 8 ? 8 : shift;
+
+		radix_sort_level(a + start, tail[b] - start, shift - next_bits, next_bits);
 		start = tail[b];
 	}
 }
@@ -802,7 +811,9 @@ radix_sort_level(uint64_t *a, size_t n, int shift)
 void
 bf_sort_hashes(uint64_t *hashes, size_t n)
 {
-	radix_sort_level(hashes, n, 56);
+	int			bits = n > 65536 ? RADIX_MAX_BITS : 8;
+
+	radix_sort_level(hashes, n, 64 - bits, bits);
 }
 
 /* Removes adjacent duplicates from a sorted buffer. */

@@ -311,8 +311,10 @@ COMMENT ON FUNCTION bloom_set_agg_final(internal) IS 'final function of the filt
 COMMENT ON FUNCTION bloom_set_agg_serialize(internal) IS 'serialize function of the filter set aggregates';
 COMMENT ON FUNCTION bloom_set_agg_deserialize(bytea, internal) IS 'deserialize function of the filter set aggregates';
 
+-- SSPACE: the state is a copy of one filter; 64 kB is a filter of about
+-- 50,000 values at 1%.
 CREATE AGGREGATE bloom_union_agg(bloom) (
-	SFUNC = bloom_union_agg_add, STYPE = internal,
+	SFUNC = bloom_union_agg_add, STYPE = internal, SSPACE = 65536,
 	FINALFUNC = bloom_set_agg_final,
 	COMBINEFUNC = bloom_union_agg_combine,
 	SERIALFUNC = bloom_set_agg_serialize, DESERIALFUNC = bloom_set_agg_deserialize,
@@ -321,7 +323,7 @@ CREATE AGGREGATE bloom_union_agg(bloom) (
 COMMENT ON AGGREGATE bloom_union_agg(bloom) IS 'union of filters with the same parameters';
 
 CREATE AGGREGATE bloom_intersection_agg(bloom) (
-	SFUNC = bloom_intersection_agg_add, STYPE = internal,
+	SFUNC = bloom_intersection_agg_add, STYPE = internal, SSPACE = 65536,
 	FINALFUNC = bloom_set_agg_final,
 	COMBINEFUNC = bloom_intersection_agg_combine,
 	SERIALFUNC = bloom_set_agg_serialize, DESERIALFUNC = bloom_set_agg_deserialize,
