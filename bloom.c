@@ -538,11 +538,18 @@ bf_kinds_compatible(const BfHeader *a, const BfHeader *b)
 	return a->key_kind == b->key_kind && a->key_tag == b->key_tag;
 }
 
-/* Whether a and b may be unioned or intersected. */
+/*
+ * Whether a and b may be unioned or intersected.  Capacity and target rate
+ * must match too, though filters of different ones may share a geometry:
+ * otherwise the result's header would depend on the order of the operands,
+ * and a parallel union could differ from a serial one.
+ */
 bool
 bf_compatible(const BfHeader *a, const BfHeader *b)
 {
-	return a->layout == b->layout &&
+	return a->capacity == b->capacity &&
+		a->fpr == b->fpr &&
+		a->layout == b->layout &&
 		a->nblocks == b->nblocks &&
 		a->k == b->k &&
 		a->seed == b->seed &&

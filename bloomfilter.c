@@ -1047,10 +1047,10 @@ bloom_contains_any(PG_FUNCTION_ARGS)
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
-	appendStringInfo(out, "(bits " UINT64_FORMAT ", k %d, seed " UINT64_FORMAT
-					 ", layout %d, key kind %s)",
-					 (uint64) h->nblocks * BF_BLOCK_BITS, h->k, h->seed,
-					 h->layout, KeyKindName(h->key_kind));
+	appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
+					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s)",
+					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
+					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
 }
 
 /* Raises the error for filters that cannot be combined. */

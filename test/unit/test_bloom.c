@@ -274,6 +274,12 @@ test_set_algebra_and_estimates(void)
 	check(!bf_compatible(&ha, &hb), "different key kind is incompatible");
 	hb.key_kind = BF_KIND_NONE;
 	check(bf_compatible(&ha, &hb), "a kindless filter is compatible with any kind");
+	hb.capacity++;
+	check(!bf_compatible(&ha, &hb), "different capacity is incompatible, even with the same bits");
+	hb.capacity--;
+	hb.fpr = 0.0100001;
+	check(!bf_compatible(&ha, &hb), "different target rate is incompatible");
+	hb.fpr = ha.fpr;
 	memset(u, 0xFF, nbytes);
 	check(isinf(bf_estimate_cardinality(ha.nblocks, ha.k, bf_popcount(u, nbytes))),
 		  "a saturated filter estimates infinity");
