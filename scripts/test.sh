@@ -1,13 +1,19 @@
 #!/bin/bash
 # Runs every test of bloomfilter and ends with "N passed, N failed":
 #   1. the pure core's unit tests (plain cc, no PostgreSQL);
-#   2. the pg_regress suite, in a throwaway cluster (pg_virtualenv).
+#   2. the pg_regress suite, in a throwaway cluster (pg_virtualenv);
+#   3. the suites under test/*/run.sh, each of which starts its own servers
+#      and ends with its own "N passed, N failed" line.
 # Installs missing Debian packages first, builds and installs the extension.
+# FUZZ_SECONDS (default 60) bounds the fuzzing run.
 set -u
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
 make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+
+# The package suite reinstalls the extension from a .deb and back: keep it last.
+SUITES=${SUITES-docs fdw stress package}
 
 passed=0
 failed=0
@@ -44,6 +50,27 @@ fi
 [ "$bad" -gt 0 ] && [ -f regression.diffs ] && head -n 200 regression.diffs
 echo "$ok passed, $bad failed" >"$log/regress-count.txt"
 count_suite "pg_regress" "$log/regress-count.txt"
+
+# Runs test/NAME/run.sh and counts its result line.
+run_suite() {
+	local name=$1
+	shift
+	echo "== $name"
+	bash "test/$name/run.sh" "$@" >"$log/$name.txt" 2>&1
+	grep -E '^not ok' "$log/$name.txt"
+	if grep -qE '^not ok' "$log/$name.txt" || ! tail -n 1 "$log/$name.txt" | grep -qE '^[0-9]+ passed, 0 failed$'; then
+		tail -n 40 "$log/$name.txt"
+	fi
+	count_suite "$name" "$log/$name.txt"
+}
+
+for suite in $SUITES; do
+	if [ "$suite" = fuzz ]; then
+		run_suite fuzz "${FUZZ_SECONDS:-60}"
+	else
+		run_suite "$suite"
+	fi
+done
 
 rm -rf "$log"
 echo "$passed passed, $failed failed"

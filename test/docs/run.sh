@@ -1,0 +1,248 @@
+#!/bin/bash
+# test/docs/run.sh: executes every ```sql block of README.md and docs/*.md
+# against the installed extension, so that documented SQL cannot rot.
+#
+#   bash test/docs/run.sh                       # as root, from anywhere; 10-25 s
+#   DOCS_TEST_VERBOSE=1 bash test/docs/run.sh   # also show each block's output
+#
+# How a document is run:
+#   - each document gets its own fresh database in one throwaway cluster
+#     (unix socket only, in a private temporary directory; removed on exit);
+#   - then its fixture, test/docs/fixtures/<name>.sql, if that file exists
+#     (README.md -> fixtures/README.sql, docs/cookbook.md -> fixtures/cookbook.sql),
+#     counted as one check;
+#   - then its ```sql blocks, in document order, one psql -X -v ON_ERROR_STOP=1
+#     per block, each block one check ("ok - README.md block 3 (line 40)").
+#     Blocks share the database but not the session: a block must not rely
+#     on a SET, a PREPARE or a temporary table of an earlier block.
+#
+# CREATE EXTENSION: a document that installs the extension in one of its own
+# blocks is taken at its word and starts from a database without it; for any
+# other document the runner installs it first, as a reader who followed the
+# README's installation section would have it.  Fixtures therefore never
+# create the extension.  This keeps every block verbatim (no rewriting of
+# CREATE EXTENSION into IF NOT EXISTS).
+#
+# Opting out: a block fenced as ```sql norun (any info string after "sql"
+# that contains the word norun) is an illustration, not a recipe: it is
+# reported as skipped and not counted.  Markdown renderers still highlight it
+# as SQL, since they only read the first word of the info string.
+#
+# Output: one line per check, then "N passed, N failed" as the last line;
+# the exit status is non-zero if any check failed.
+set -u
+# Fixed collation for the order of docs/*.md and for messages in logs.
+export LC_ALL=C
+
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+here="$repo/test/docs"
+# Only names the socket file inside our private directory: no TCP listener.
+port=${DOCS_TEST_PORT:-5562}
+bindir=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+
+passed=0
+failed=0
+work=""
+
+# Records one check's result in the TAP-like format CI greps for.
+report() {
+	local status=$1 name=$2
+	if [ "$status" -eq 0 ]; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name"
+		failed=$((failed + 1))
+	fi
+}
+
+# Shows a log file indented under its check line, so a failure explains itself.
+show_log() {
+	sed 's/^/#   /' "$1"
+}
+
+# Runs a command as the postgres OS user from a directory it can read.
+as_postgres() {
+	(cd "$work" && su -s /bin/sh postgres -c "$1")
+}
+
+# Stops the cluster and removes every file we made; runs on any exit.
+cleanup() {
+	if [ -n "$work" ] && [ -d "$work" ]; then
+		if [ -f "$work/data/postmaster.pid" ]; then
+			as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
+		fi
+		rm -rf "$work"
+	fi
+}
+
+# Creates and starts a throwaway cluster listening only on a unix socket.
+start_cluster() {
+	work=$(mktemp -d -t bloom-docs.XXXXXX) || return 1
+	chmod 755 "$work"
+	chown postgres "$work" || return 1
+	as_postgres "'$bindir/initdb' -D '$work/data' -A trust -U postgres -E UTF8 --locale=C" \
+		>"$work/initdb.log" 2>&1 || { show_log "$work/initdb.log"; return 1; }
+	as_postgres "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w \
+		-o \"-p $port -k '$work' -c listen_addresses='' -c fsync=off\" start" \
+		>"$work/pg_ctl.log" 2>&1 || { show_log "$work/pg_ctl.log"; show_log "$work/server.log"; return 1; }
+}
+
+# psql against the throwaway cluster; a runaway block cannot hang CI.
+run_psql() {
+	PGOPTIONS="-c statement_timeout=60s" "$bindir/psql" -X -q -v ON_ERROR_STOP=1 \
+		-h "$work" -p "$port" -U postgres "$@"
+}
+
+# Writes the ```sql blocks of a markdown file to $2/NNN.sql and prints one
+# manifest line per block: "number line run|norun".  Fences follow
+# CommonMark: up to three spaces of indent, three or more backticks (or
+# tildes), a backtick fence's info string has no backtick (so an inline
+# ```` ```sql ```` at the start of a line is not a fence), and a block ends at
+# a bare fence of the same character at least as long.  Fences of other
+# languages are tracked too, so that a ```sql line shown inside, say, a
+# ```markdown example is not mistaken for a block.
+extract_blocks() {
+	awk -v dir="$2" '
+		# Length of the fence that opens the line (0 if none); sets
+		# fence_char and fence_rest (the info string, or what follows).
+		function fence_length(line,    indent, c, n) {
+			indent = 0
+			while (substr(line, indent + 1, 1) == " " && indent < 4)
+				indent++
+			if (indent > 3)
+				return 0
+			c = substr(line, indent + 1, 1)
+			if (c != "`" && c != "~")
+				return 0
+			n = 0
+			while (substr(line, indent + n + 1, 1) == c)
+				n++
+			if (n < 3)
+				return 0
+			fence_char = c
+			fence_rest = substr(line, indent + n + 1)
+			return n
+		}
+		!inside {
+			len = fence_length($0)
+			if (len == 0 || (fence_char == "`" && index(fence_rest, "`") > 0))
+				next
+			inside = 1
+			open_char = fence_char
+			open_len = len
+			info = fence_rest
+			sub(/^[ \t]+/, "", info)
+			is_sql = (info ~ /^sql([ \t]|$)/)
+			if (is_sql) {
+				n_blocks++
+				out = sprintf("%s/%03d.sql", dir, n_blocks)
+				printf "" > out
+				mode = (info ~ /[ \t]norun([ \t]|$)/) ? "norun" : "run"
+				print n_blocks, NR, mode
+			}
+			next
+		}
+		{
+			len = fence_length($0)
+			if (len >= open_len && fence_char == open_char && fence_rest ~ /^[ \t]*$/) {
+				if (is_sql)
+					close(out)
+				inside = 0
+				is_sql = 0
+				next
+			}
+			if (is_sql)
+				print > out
+		}
+	' "$1"
+}
+
+# Creates the document's database and, unless one of its runnable blocks
+# does it, the extension in it.  Output goes to $3; false on any error.
+prepare_database() {
+	local db=$1 blocks=$2 log=$3 manifest=$4
+	run_psql -d postgres -c "CREATE DATABASE $db" >"$log" 2>&1 || return 1
+	documents_create_extension "$blocks" "$manifest" && return 0
+	run_psql -d "$db" -c "CREATE EXTENSION bloomfilter" >>"$log" 2>&1
+}
+
+# Runs one document: fresh database, extension unless the document creates
+# it, fixture, then every runnable block in order.
+run_document() {
+	local doc=$1 label name db blocks manifest number line mode
+	label=${doc#"$repo"/}
+	name=$(basename "$doc" .md)
+	db="doc_$(echo "$name" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_\n' '_')"
+	blocks="$work/blocks/$name"
+	mkdir -p "$blocks"
+	manifest=$(extract_blocks "$doc" "$blocks")
+	[ -n "$manifest" ] || return 0
+
+	if ! prepare_database "$db" "$blocks" "$blocks/setup.log" "$manifest"; then
+		report 1 "$label: database and extension"
+		show_log "$blocks/setup.log"
+		return
+	fi
+
+	if [ -f "$here/fixtures/$name.sql" ]; then
+		if run_psql -d "$db" -f "$here/fixtures/$name.sql" >"$blocks/fixture.log" 2>&1; then
+			report 0 "$label fixture (test/docs/fixtures/$name.sql)"
+		else
+			report 1 "$label fixture (test/docs/fixtures/$name.sql)"
+			show_log "$blocks/fixture.log"
+		fi
+	fi
+
+	while read -r number line mode; do
+		if [ "$mode" = norun ]; then
+			echo "# skipped: $label block $number (line $line), marked norun"
+			continue
+		fi
+		if run_psql -d "$db" -f "$blocks/$(printf %03d "$number").sql" >"$blocks/$number.log" 2>&1; then
+			report 0 "$label block $number (line $line)"
+			if [ -n "${DOCS_TEST_VERBOSE:-}" ]; then
+				show_log "$blocks/$number.log"
+			fi
+		else
+			report 1 "$label block $number (line $line)"
+			show_log "$blocks/$number.log"
+		fi
+	done <<<"$manifest"
+}
+
+# True if a runnable block of the document installs the extension itself.
+documents_create_extension() {
+	local blocks=$1 manifest=$2 number line mode
+	while read -r number line mode; do
+		[ "$mode" = run ] || continue
+		grep -Eiq 'create[[:space:]]+extension[[:space:]]+(if[[:space:]]+not[[:space:]]+exists[[:space:]]+)?"?bloomfilter' \
+			"$blocks/$(printf %03d "$number").sql" && return 0
+	done <<<"$manifest"
+	return 1
+}
+
+main() {
+	local doc
+	shopt -s nullglob
+	trap cleanup EXIT
+	trap "exit 130" INT TERM
+	if [ "$(id -u)" -ne 0 ]; then
+		# su to the postgres user without a password prompt needs root.
+		report 1 "run as root"
+		echo "$passed passed, $failed failed"
+		exit 1
+	fi
+	if ! start_cluster; then
+		report 1 "start a throwaway cluster"
+		echo "$passed passed, $failed failed"
+		exit 1
+	fi
+	for doc in "$repo/README.md" "$repo"/docs/*.md; do
+		run_document "$doc"
+	done
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+main "$@"

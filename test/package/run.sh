@@ -1,0 +1,347 @@
+#!/bin/bash
+# test/package/run.sh: checks that bloomfilter packages as a Debian package.
+#
+# Builds postgresql-15-bloomfilter with `dpkg-buildpackage -us -uc -b` in a
+# copy of this tree (the build itself runs the pg_regress suite through
+# `pg_buildext installcheck`), installs the .deb, checks in a throwaway
+# cluster on port 5551 that CREATE EXTENSION and a probe work from the
+# packaged files, then purges the package and reinstalls the make-installed
+# copy that the other test suites use, so the machine is left as it was.
+#
+# Run as root on Debian bookworm, from any directory, after the extension
+# has been built and installed with `make install` (scripts/test.sh does
+# that).  Installs the Debian packages it needs.  Prints one line per check
+# and ends with "N passed, N failed"; exits non-zero if a check failed.
+set -u
+
+PG_MAJOR=15
+PORT=5551
+PACKAGE=postgresql-$PG_MAJOR-bloomfilter
+PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=$PG_BIN/pg_config
+EXTENSION_DIR=/usr/share/postgresql/$PG_MAJOR/extension
+LIB_DIR=/usr/lib/postgresql/$PG_MAJOR/lib
+# The files the other suites need back once the package is gone.
+INSTALLED_FILES=("$EXTENSION_DIR/bloomfilter.control" "$EXTENSION_DIR/bloomfilter--1.0.sql" "$LIB_DIR/bloomfilter.so")
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+passed=0
+failed=0
+work=""            # temporary directory: the tree's copy, logs, the .deb
+source_dir=""      # the tree's copy, where the package is built
+cluster=""         # the throwaway cluster's directory (owned by postgres)
+cluster_running=""
+package_installed=""
+restore_needed=""  # set once installing the package may have replaced files
+restore_llvm=""    # "yes" if the make-installed copy had JIT bitcode
+deb=""             # the built package file
+
+ok() {
+	echo "ok - $1"
+	passed=$((passed + 1))
+}
+
+not_ok() {
+	echo "not ok - $1"
+	failed=$((failed + 1))
+}
+
+# check DESCRIPTION COMMAND...: one check line from COMMAND's exit status.
+check() {
+	local description=$1
+	shift
+	if "$@"; then
+		ok "$description"
+		return 0
+	fi
+	not_ok "$description"
+	return 1
+}
+
+# Shows the end of a log after a failure, indented so that no line of it
+# can be mistaken for a check line.
+show_log() {
+	echo "  --- last lines of $1:"
+	tail -n "${2:-40}" "$1" 2>/dev/null | sed 's/^/  | /'
+}
+
+package_is_installed() {
+	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
+}
+
+# Installs the build tools that are missing.  postgresql-server-dev-all
+# (pg_buildext's debhelper addon, dh_pgxs_test) must match the installed
+# postgresql-common exactly: asking for the newest would upgrade
+# postgresql-common too, so the version already there is requested.
+install_build_tools() {
+	local wanted=(dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" make gcc)
+	local missing=() package common_version
+	for package in "${wanted[@]}"; do
+		package_is_installed "$package" || missing+=("$package")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "# installing: ${missing[*]}"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -qq >"$work/apt.log" 2>&1
+		common_version=$(dpkg-query -W -f='${Version}' postgresql-common 2>/dev/null)
+		for package in "${!missing[@]}"; do
+			if [ "${missing[$package]}" = postgresql-server-dev-all ] && [ -n "$common_version" ] &&
+				apt-cache madison postgresql-server-dev-all | grep -qF "| $common_version |"; then
+				missing[package]="postgresql-server-dev-all=$common_version"
+			fi
+		done
+		apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$work/apt.log" 2>&1 ||
+			show_log "$work/apt.log"
+	fi
+	local absent=()
+	for package in "${wanted[@]}"; do
+		package_is_installed "$package" || absent+=("$package")
+	done
+	[ ${#absent[@]} -eq 0 ] || echo "  still missing: ${absent[*]}"
+	[ ${#absent[@]} -eq 0 ]
+}
+
+# Copies the tree without build products: with a VPATH build (what the
+# pgxs addon does), a stale bloom.o in the source directory would be linked
+# instead of a fresh one.  Untracked files are included because they may
+# be work not committed yet (debian/ itself, before it is).
+copy_tree() {
+	source_dir=$work/bloomfilter
+	mkdir -p "$source_dir"
+	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
+			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+			tar -C "$source_dir" -xf -
+	else
+		(cd "$REPO" && tar --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+			--exclude=results --exclude=log --exclude='regression.*' -cf - .) |
+			tar -C "$source_dir" -xf -
+	fi
+	[ -f "$source_dir/debian/rules" ] && [ -f "$source_dir/Makefile" ]
+}
+
+build_package() {
+	(cd "$source_dir" && timeout 1800 dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 && return 0
+	show_log "$work/build.log" 60
+	return 1
+}
+
+# pg_buildext prints pg_regress's summary between "### PostgreSQL 15
+# installcheck ###" and "### End 15 installcheck ###"; both must be there,
+# or the suite was skipped (DEB_BUILD_OPTIONS=nocheck, say).
+regression_ran_in_build() {
+	local summary
+	grep -q "^### End $PG_MAJOR installcheck ###\$" "$work/build.log" || return 1
+	summary=$(grep -oE 'All [0-9]+ tests passed' "$work/build.log" | tail -n 1)
+	[ -n "$summary" ] || return 1
+	echo "  build log: $summary"
+}
+
+# The .deb's name follows debian/changelog's version.
+find_deb() {
+	local version arch
+	version=$(dpkg-parsechangelog -l "$source_dir/debian/changelog" -S Version)
+	arch=$(dpkg --print-architecture)
+	deb=$work/${PACKAGE}_${version}_${arch}.deb
+	[ -f "$deb" ] && echo "  built: $(basename "$deb")"
+}
+
+deb_has_extension_files() {
+	local listing path
+	listing=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
+	for path in "${INSTALLED_FILES[@]}" /usr/share/doc/$PACKAGE/copyright; do
+		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the .deb: $path"; return 1; }
+	done
+}
+
+# xxHash is used header-only, so the package must not need libxxhash0; it
+# must need the server it was built for.
+deb_depends_right() {
+	local depends
+	depends=$(dpkg-deb -f "$deb" Depends)
+	echo "  Depends: $depends"
+	grep -qE "(^|, )postgresql-$PG_MAJOR(,|$| )" <<<"$depends" && ! grep -q xxhash <<<"$depends"
+}
+
+# debian/changelog, META.json and the control file must name one release.
+versions_agree() {
+	local debian_version meta_version default_version
+	debian_version=$(dpkg-parsechangelog -l "$REPO/debian/changelog" -S Version)
+	debian_version=${debian_version%-*}
+	# The distribution's own version is the only one indented one level.
+	meta_version=$(sed -n 's/^ \{1,4\}"version": *"\([^"]*\)".*/\1/p' "$REPO/META.json")
+	default_version=$(sed -n "s/^default_version = '\(.*\)'\$/\1/p" "$REPO/bloomfilter.control")
+	echo "  debian $debian_version, META.json $meta_version, control $default_version"
+	[ -n "$debian_version" ] && [ "$debian_version" = "$meta_version" ] &&
+		[ -n "$default_version" ] && [ "${meta_version#"$default_version".}" != "$meta_version" ]
+}
+
+install_package() {
+	# Installing replaces the make-installed files, removing deletes them.
+	restore_needed=1
+	[ -e "$LIB_DIR/bitcode/bloomfilter.index.bc" ] && restore_llvm=yes
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
+		{ show_log "$work/install.log"; return 1; }
+	package_installed=1
+	package_is_installed "$PACKAGE"
+}
+
+# Whether dpkg knows the package in any state (half-installed too), once
+# this run has tried to install it.
+package_is_known() {
+	[ -n "$restore_needed" ] && dpkg -s "$PACKAGE" >/dev/null 2>&1
+}
+
+package_owns_files() {
+	local path
+	for path in "${INSTALLED_FILES[@]}"; do
+		dpkg -S "$path" 2>/dev/null | grep -q "^$PACKAGE:" || { echo "  not the package's: $path"; return 1; }
+	done
+}
+
+# debian/tests/installcheck is what autopkgtest runs (pg_buildext
+# installcheck: the regression suite in a pg_virtualenv cluster); here it
+# runs against the installed package rather than the build's staged files.
+run_autopkgtest() {
+	(cd "$source_dir" && timeout 900 debian/tests/installcheck) >"$work/autopkgtest.log" 2>&1 ||
+		{ show_log "$work/autopkgtest.log"; return 1; }
+	grep -qE 'All [0-9]+ tests passed' "$work/autopkgtest.log"
+}
+
+as_postgres() {
+	runuser -u postgres -- "$@"
+}
+
+# A cluster of its own, its socket in its own directory: nothing shared
+# with the system's clusters or other suites' pg_virtualenv clusters.
+start_cluster() {
+	cluster=$(mktemp -d /tmp/bloomfilter-package-pg.XXXXXX)
+	chown postgres: "$cluster"
+	as_postgres "$PG_BIN/initdb" -D "$cluster/data" -A trust -E UTF8 --locale=C --no-sync >"$work/initdb.log" 2>&1 ||
+		{ show_log "$work/initdb.log"; return 1; }
+	as_postgres "$PG_BIN/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 60 \
+		-o "-p $PORT -k $cluster -c listen_addresses=''" start >"$work/pg_ctl.log" 2>&1 ||
+		{ show_log "$work/pg_ctl.log"; show_log "$cluster/server.log"; return 1; }
+	cluster_running=1
+}
+
+# sql QUERY: the query's result, unaligned, from the throwaway cluster.
+sql() {
+	as_postgres "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$cluster" -p "$PORT" -d postgres -c "$1" 2>&1
+}
+
+# sql_gives QUERY EXPECTED: the query runs and returns exactly EXPECTED.
+sql_gives() {
+	local result
+	result=$(sql "$1")
+	[ "$result" = "$2" ] && return 0
+	echo "  $1 -> $result (expected $2)"
+	return 1
+}
+
+stop_cluster() {
+	as_postgres "$PG_BIN/pg_ctl" -D "$cluster/data" -m fast -w -t 60 stop >>"$work/pg_ctl.log" 2>&1 || return 1
+	cluster_running=""
+}
+
+# Purge rather than remove: the package has no conffiles, and nothing of
+# it should stay in dpkg's database.
+remove_package() {
+	dpkg --purge "$PACKAGE" >"$work/remove.log" 2>&1 || { show_log "$work/remove.log"; return 1; }
+	package_installed=""
+	! package_is_installed "$PACKAGE" && [ ! -e "$LIB_DIR/bloomfilter.so" ]
+}
+
+# Reinstalls the make-installed copy from the tree's copy, the way
+# scripts/test.sh installs it (with_llvm=no), or with JIT bitcode if the
+# copy found at the start had it.
+restore_make_install() {
+	local llvm=(with_llvm=no)
+	[ "$restore_llvm" = yes ] && llvm=()
+	make -s -C "$source_dir" PG_CONFIG="$PG_CONFIG" "${llvm[@]}" install >"$work/restore.log" 2>&1 ||
+		{ show_log "$work/restore.log"; return 1; }
+	restore_needed=""
+}
+
+make_install_is_back() {
+	local path
+	for path in "${INSTALLED_FILES[@]}"; do
+		[ -f "$path" ] || { echo "  missing: $path"; return 1; }
+		# Unowned again: a later dpkg operation must not delete it.
+		! dpkg -S "$path" >/dev/null 2>&1 || { echo "  still owned by a package: $path"; return 1; }
+	done
+}
+
+# Runs on any exit, including an interrupt: undoes whatever the checks did
+# not get to undo themselves, then deletes the temporary directories.
+cleanup() {
+	[ -n "$cluster_running" ] && stop_cluster
+	# An interrupt may land while apt is still installing, before
+	# install_package has marked the package as ours: ask dpkg instead.
+	if [ -n "$package_installed" ] || package_is_known; then
+		dpkg --purge "$PACKAGE" >/dev/null 2>&1 && package_installed=""
+	fi
+	[ -n "$restore_needed" ] && [ -n "$source_dir" ] && restore_make_install
+	[ -n "$cluster" ] && rm -rf "$cluster"
+	[ -n "$work" ] && rm -rf "$work"
+}
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+main() {
+	local started=$SECONDS
+	if [ "$(id -u)" != 0 ]; then
+		not_ok "run as root (installs and removes a package)"
+		finish
+	fi
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	# A package left by an interrupted run would hide whether the make
+	# install is back at the end; this run purges it like its own.
+	dpkg -s "$PACKAGE" >/dev/null 2>&1 && echo "# $PACKAGE was already installed: it will be purged"
+	work=$(mktemp -d /tmp/bloomfilter-package.XXXXXX)
+	# apt reads the local .deb as user _apt.
+	chmod 755 "$work"
+
+	check "build tools installed (dpkg-dev, debhelper, postgresql-server-dev-all)" install_build_tools || finish
+	check "tree copied without build products" copy_tree || finish
+	check "debian/changelog, META.json and bloomfilter.control agree on the version" versions_agree
+	check "build dependencies satisfied (dpkg-checkbuilddeps)" \
+		sh -c "cd '$source_dir' && dpkg-checkbuilddeps" || finish
+	check "dpkg-buildpackage -us -uc -b succeeded" build_package || finish
+	check "regression suite ran during the build and passed" regression_ran_in_build
+	check "$PACKAGE .deb produced" find_deb || finish
+	check ".deb ships the control file, install script, module and copyright" deb_has_extension_files
+	check ".deb depends on postgresql-$PG_MAJOR and not on libxxhash" deb_depends_right
+
+	if check "package installed with apt-get" install_package; then
+		check "installed files belong to $PACKAGE" package_owns_files
+		check "autopkgtest debian/tests/installcheck passes on the installed package" run_autopkgtest
+		if check "throwaway cluster started on port $PORT" start_cluster; then
+			check "CREATE EXTENSION bloomfilter from the packaged files" \
+				sql_gives "CREATE EXTENSION bloomfilter; SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'" 1.0
+			check "probe works: bloom_add(bloom_empty(100), 1) @> 1" \
+				sql_gives "SELECT bloom_add(bloom_empty(100), 1) @> 1" t
+			check "throwaway cluster stopped" stop_cluster
+		fi
+	fi
+	# Also after a failed install, which may have unpacked some files:
+	# restoring before purging would let the purge delete the restored copy.
+	if [ -n "$package_installed" ] || package_is_known; then
+		check "package purged (its files gone with it)" remove_package
+	fi
+	if [ -n "$restore_needed" ]; then
+		check "make-installed copy restored (make install)" restore_make_install
+	fi
+	check "extension files back and owned by no package" make_install_is_back
+
+	echo "# runtime: $((SECONDS - started)) s"
+	finish
+}
+
+main "$@"

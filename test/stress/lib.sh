@@ -1,0 +1,245 @@
+# lib.sh: shared plumbing of the stress tests, sourced by run.sh.
+#
+# Owns the check counters and their "ok - / not ok -" lines, the throwaway
+# clusters (initdb, start, crash, stop, removal on exit), the background
+# processes the parts start, and small psql/pgbench wrappers.  Nothing here
+# knows what a part tests.
+
+PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
+DBNAME=stress
+
+passed=0
+failed=0
+
+# Everything a run creates lives under one directory, removed on exit.
+WORK=
+# Cluster directories started so far, and background jobs still running:
+# cleanup ends exactly these, by pid, if the run stops early.
+CLUSTERS=()
+BACKGROUND=()
+
+# ---------------------------------------------------------------------
+# Checks
+# ---------------------------------------------------------------------
+
+check_ok() {
+	echo "ok - $1"
+	passed=$((passed + 1))
+}
+
+check_fail() {
+	echo "not ok - $1"
+	failed=$((failed + 1))
+}
+
+# Passes when the command after the description succeeds; the description
+# carries the measured values either way.
+check() {
+	local description=$1
+	shift
+	if "$@"; then
+		check_ok "$description"
+	else
+		check_fail "$description"
+	fi
+}
+
+# Runs commands separated by "--"; true when every one of them is.
+all_of() {
+	local command=()
+	while [ $# -gt 0 ]; do
+		if [ "$1" = -- ]; then
+			"${command[@]}" || return 1
+			command=()
+		else
+			command+=("$1")
+		fi
+		shift
+	done
+	[ ${#command[@]} -eq 0 ] || "${command[@]}"
+}
+
+# Comparisons that are false, not a shell error, when a value is not a
+# number, e.g. when a query printed an error instead.
+is_int() {
+	[[ $1 =~ ^-?[0-9]+$ ]]
+}
+
+int_eq() {
+	is_int "$1" && is_int "$2" && [ "$1" -eq "$2" ]
+}
+
+int_le() {
+	is_int "$1" && is_int "$2" && [ "$1" -le "$2" ]
+}
+
+int_gt() {
+	is_int "$1" && is_int "$2" && [ "$1" -gt "$2" ]
+}
+
+# ---------------------------------------------------------------------
+# Setup, background jobs and cleanup
+# ---------------------------------------------------------------------
+
+# CI has installed PostgreSQL 15 and the extension; pgbench ships in the
+# server package, which is all these tests need beyond coreutils and
+# util-linux (runuser).
+ensure_tools() {
+	local tool
+	for tool in initdb pg_ctl psql pgbench; do
+		if [ ! -x "$PGBIN/$tool" ]; then
+			apt-get install -y -q postgresql-15 >/dev/null 2>&1
+			break
+		fi
+	done
+	for tool in initdb pg_ctl psql pgbench; do
+		[ -x "$PGBIN/$tool" ] || { echo "# missing $PGBIN/$tool"; return 1; }
+	done
+	command -v runuser >/dev/null || { echo "# missing runuser"; return 1; }
+}
+
+make_workdir() {
+	WORK=$(mktemp -d /tmp/bloom-stress.XXXXXX) || return 1
+	# The postgres user must reach the cluster directories inside.
+	chmod 755 "$WORK"
+}
+
+track_background() {
+	BACKGROUND+=("$1")
+}
+
+# Waits for a tracked job, then forgets it so cleanup never signals a pid
+# that may have been reused.
+wait_background() {
+	local pid=$1 status i
+	wait "$pid"
+	status=$?
+	for i in "${!BACKGROUND[@]}"; do
+		[ "${BACKGROUND[$i]}" = "$pid" ] && unset "BACKGROUND[$i]"
+	done
+	return $status
+}
+
+# The EXIT trap: ends our background jobs and clusters, removes $WORK.
+cleanup() {
+	local pid dir
+	for pid in "${BACKGROUND[@]}"; do
+		kill "$pid" 2>/dev/null
+	done
+	for dir in "${CLUSTERS[@]}"; do
+		[ -f "$dir/data/postmaster.pid" ] &&
+			runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -m immediate \
+				-w stop >/dev/null 2>&1
+	done
+	[ -n "$WORK" ] && rm -rf "$WORK"
+}
+
+# ---------------------------------------------------------------------
+# Clusters
+# ---------------------------------------------------------------------
+
+# Creates a cluster in $WORK/<name> listening on 127.0.0.1:<port> and a
+# private socket directory.  Settings go into postgresql.conf so that a
+# restart after a crash comes back the same.
+create_cluster() {
+	local name=$1 port=$2 dir=$WORK/$1
+	mkdir -p "$dir/data" "$dir/sock"
+	chown -R postgres "$dir"
+	CLUSTERS+=("$dir")
+	runuser -u postgres -- "$PGBIN/initdb" -N -A trust -U postgres -D "$dir/data" \
+		>"$dir/initdb.log" 2>&1 || { sed 's/^/# /' "$dir/initdb.log"; return 1; }
+	# jit off: the 10M-row queries would cross jit_above_cost and the 1M-row
+	# ones not, and loading LLVM would then count as a memory difference.
+	cat >>"$dir/data/postgresql.conf" <<-EOF
+		listen_addresses = '127.0.0.1'
+		port = $port
+		unix_socket_directories = '$dir/sock'
+		jit = off
+	EOF
+}
+
+start_cluster() {
+	local dir=$WORK/$1
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+		-w -t 120 start >/dev/null 2>&1 ||
+		{ tail -n 5 "$dir/server.log" | sed 's/^/# /'; return 1; }
+}
+
+# The crash: every server process is killed, no shutdown checkpoint.
+crash_cluster() {
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m immediate \
+		-w stop >/dev/null 2>&1
+}
+
+# Stops a cluster and removes its files at once, rather than all at exit.
+drop_cluster() {
+	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m fast \
+		-w stop >/dev/null 2>&1 && rm -rf "${WORK:?}/$1"
+}
+
+cluster_port() {
+	sed -n 's/^port = //p' "$WORK/$1/data/postgresql.conf" | tail -n 1
+}
+
+# A running cluster with the test database, the extension and <sql-file>;
+# on failure, says why in "#" lines.
+prepare_cluster() {
+	local name=$1 port=$2 sql_file=$3 log=$WORK/$1-setup.log
+	create_cluster "$name" "$port" && start_cluster "$name" || return 1
+	{
+		"$PGBIN/psql" -X -q -h "$WORK/$name/sock" -p "$port" -U postgres \
+			-d postgres -c "CREATE DATABASE $DBNAME" 2>&1 &&
+			db "$name" "CREATE EXTENSION bloomfilter" &&
+			db_file "$name" "$sql_file"
+	} >"$log" && return 0
+	grep -E "ERROR|FATAL|error" "$log" | head -n 3 | sed "s/^/# /"
+	return 1
+}
+
+# ---------------------------------------------------------------------
+# Clients
+# ---------------------------------------------------------------------
+
+# Runs SQL in the test database of cluster <name>, printing unaligned
+# tuples.  Errors go to stdout as well, so a failing query fails its check
+# with the error text in place of the value.
+db() {
+	local name=$1
+	shift
+	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name/sock" \
+		-p "$(cluster_port "$name")" -U postgres -d "$DBNAME" -c "$*" 2>&1
+}
+
+db_file() {
+	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$1/sock" \
+		-p "$(cluster_port "$1")" -U postgres -d "$DBNAME" -f "$2" 2>&1
+}
+
+# pgbench against cluster <name>; further arguments are pgbench's.
+bench() {
+	local name=$1
+	shift
+	"$PGBIN/pgbench" -n -h "$WORK/$name/sock" -p "$(cluster_port "$name")" \
+		-U postgres "$@" "$DBNAME"
+}
+
+# A number from pgbench's summary, e.g. "number of failed transactions".
+bench_number() {
+	sed -n "s/^$2: \([0-9]*\).*/\1/p" "$1" | head -n 1
+}
+
+# The transaction count pgbench reports for one of several scripts.
+bench_script_transactions() {
+	sed -n "/^SQL script [0-9]*: .*$2\$/,/^SQL script/s/^ - \([0-9]*\) transactions .*/\1/p" \
+		"$1" | head -n 1
+}
+
+# Starts pgbench in the background and tracks it; $! is pgbench itself, so
+# cleanup can end it by pid.
+bench_background() {
+	local name=$1 out=$2
+	shift 2
+	"$PGBIN/pgbench" -n -h "$WORK/$name/sock" -p "$(cluster_port "$name")" \
+		-U postgres "$@" "$DBNAME" >"$out" 2>&1 &
+	track_background $!
+}

@@ -1,0 +1,167 @@
+# memory.sh: part 3 of the stress tests, sourced by run.sh.
+#
+# Runs each query once with N and once with 10 N calls of a bloom function,
+# each in a fresh backend, sampling that backend's VmRSS from /proc in the
+# background.  The peak of the long run (VmHWM, read while the session is
+# still open, or the largest sample if higher) may exceed the short run's by
+# at most MEMORY_SLACK_KB: a leak of one byte per call into memory that
+# lives for the whole query would add 9 MB.
+
+MEMORY_PORT=5513
+MEMORY_SLACK_KB=4096
+MEMORY_SAMPLE_SECONDS=0.05
+
+# Set by measure_query.
+MEASURED_RESULT=
+MEASURED_PEAK_KB=
+MEASURED_HWM_KB=
+MEASURED_RSS_MAX_KB=
+MEASURED_SAMPLES=
+
+# A "VmXXX:  1234 kB" field of /proc/<pid>/status, in kB.
+status_kb() {
+	local pid=$1 field=$2 key value
+	[ -r "/proc/$pid/status" ] || return
+	while read -r key value _; do
+		if [ "$key" = "$field:" ]; then
+			echo "$value"
+			return
+		fi
+	done <"/proc/$pid/status"
+}
+
+# Samples VmRSS of <pid> until <stopfile> appears or the process ends, then
+# prints "largest-sample sample-count".
+sample_rss() {
+	local pid=$1 stopfile=$2 largest=0 count=0 rss
+	while [ ! -e "$stopfile" ] && [ -e "/proc/$pid/status" ]; do
+		rss=$(status_kb "$pid" VmRSS)
+		if is_int "$rss"; then
+			count=$((count + 1))
+			[ "$rss" -gt "$largest" ] && largest=$rss
+		fi
+		sleep "$MEMORY_SAMPLE_SECONDS"
+	done
+	echo "$largest $count"
+}
+
+# Sends a line to the psql coprocess.  psql may have ended (an error, with
+# ON_ERROR_STOP), so SIGPIPE is ignored meanwhile: the write fails instead
+# of ending this script.  (A subshell cannot help: it has no coproc fds.)
+session_send() {
+	local status=1
+	trap "" PIPE
+	[ -n "${SESSION[1]:-}" ] && { echo "$1" >&"${SESSION[1]}"; } 2>/dev/null && status=0
+	trap - PIPE
+	return $status
+}
+
+# Reads one line of psql output into variable <name>, waiting <seconds>.
+session_read() {
+	[ -n "${SESSION[0]:-}" ] && read -r -t "$2" "$1" <&"${SESSION[0]}"
+}
+
+# Runs <sql> (one statement returning one value) in a fresh session of
+# cluster <name> while sampling its backend.
+measure_query() {
+	local name=$1 sql=$2 pid="" session_pid sampler stopfile=$WORK/sampler.stop
+	MEASURED_RESULT="" MEASURED_PEAK_KB="" MEASURED_HWM_KB=""
+	MEASURED_RSS_MAX_KB="" MEASURED_SAMPLES=""
+	rm -f "$stopfile"
+	coproc SESSION {
+		"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name/sock" \
+			-p "$(cluster_port "$name")" -U postgres -d "$DBNAME" 2>&1
+	}
+	# shellcheck disable=SC2153 # coproc sets SESSION_PID
+	session_pid=$SESSION_PID
+	track_background "$session_pid"
+	session_send "SELECT pg_backend_pid();"
+	session_read pid 30
+	if ! is_int "$pid"; then
+		MEASURED_RESULT="no session ($pid)"
+		kill "$session_pid" 2>/dev/null
+		wait_background "$session_pid"
+		return
+	fi
+	sample_rss "$pid" "$stopfile" >"$WORK/sampler.out" &
+	sampler=$!
+	track_background "$sampler"
+	session_send "$sql"
+	# The query is done when its one-line result arrives; the backend is
+	# still there, so its peak can be read now.
+	session_read MEASURED_RESULT 300 || kill "$session_pid" 2>/dev/null
+	MEASURED_HWM_KB=$(status_kb "$pid" VmHWM)
+	touch "$stopfile"
+	wait_background "$sampler"
+	read -r MEASURED_RSS_MAX_KB MEASURED_SAMPLES <"$WORK/sampler.out"
+	session_send "\\q"
+	wait_background "$session_pid"
+	# The kernel updates VmHWM lazily, so a sample can be above it.
+	MEASURED_PEAK_KB=$MEASURED_HWM_KB
+	int_gt "$MEASURED_RSS_MAX_KB" "$MEASURED_HWM_KB" &&
+		MEASURED_PEAK_KB=$MEASURED_RSS_MAX_KB
+}
+
+# Runs <template> with :N replaced by <small>, then by <large>; checks both
+# results with <result-check> (called with N and the result), and that the
+# peaks differ by at most MEMORY_SLACK_KB.
+compare_memory() {
+	local name=$1 label=$2 template=$3 small=$4 large=$5 result_check=$6
+	local small_result small_peak small_hwm small_rss small_samples growth="?"
+	measure_query "$name" "${template//:N/$small}"
+	small_result=$MEASURED_RESULT small_peak=$MEASURED_PEAK_KB
+	small_hwm=$MEASURED_HWM_KB small_rss=$MEASURED_RSS_MAX_KB
+	small_samples=$MEASURED_SAMPLES
+	measure_query "$name" "${template//:N/$large}"
+
+	echo "# $label, $small calls: VmHWM ${small_hwm:-?} kB, largest VmRSS sample ${small_rss:-?} kB of ${small_samples:-?}"
+	echo "# $label, $large calls: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}"
+	check "memory: $label: results $small_result for $small calls, $MEASURED_RESULT for $large calls" \
+		all_of "$result_check" "$small" "$small_result" -- "$result_check" "$large" "$MEASURED_RESULT"
+	is_int "$small_peak" && is_int "$MEASURED_PEAK_KB" &&
+		growth=$((MEASURED_PEAK_KB - small_peak))
+	check "memory: $label: backend peak RSS ${MEASURED_PEAK_KB:-?} kB for $large calls vs ${small_peak:-?} kB for $small calls (growth $growth kB, limit $MEMORY_SLACK_KB kB)" \
+		int_le "$growth" "$MEMORY_SLACK_KB"
+}
+
+# Keys 1..1,000,000 are in filter 1: up to there every probe must hit;
+# beyond, hits are those keys plus some false positives.
+contains_result_ok() {
+	local calls=$1 result=$2 added=1000000
+	if [ "$calls" -le "$added" ]; then
+		int_eq "$result" "$calls"
+	else
+		int_le "$added" "$result" && int_le "$result" "$calls"
+	fi
+}
+
+# bloom_add never returns NULL, and the PL/pgSQL loop returns its adds.
+count_result_ok() {
+	int_eq "$2" "$1"
+}
+
+run_memory() {
+	local name=memory started=$SECONDS
+	echo "# part 3: memory, port $MEMORY_PORT"
+	if ! prepare_cluster "$name" $MEMORY_PORT "$STRESS_DIR/memory.sql"; then
+		check_fail "memory: cluster with the extension and filters set up"
+		return
+	fi
+	echo "# stored filter sizes in bytes: $(db "$name" "SELECT string_agg(id || ': ' || pg_column_size(f), ', ' ORDER BY id) FROM mem_filters")"
+
+	# generate_series in the select list streams its rows; in FROM it would
+	# be materialised into a tuplestore spilling at work_mem, which is noise
+	# here.  The scalar subquery runs once, so every call gets the same
+	# TOAST pointer and can reuse one detoasted copy.
+	compare_memory "$name" "bloom_contains on a stored 5 MB filter" \
+		"SELECT count(*) FROM (SELECT generate_series(1, :N) AS i) s WHERE bloom_contains((SELECT f FROM mem_filters WHERE id = 1), s.i);" \
+		1000000 10000000 contains_result_ok
+	compare_memory "$name" "bloom_add on a stored 1.3 kB filter" \
+		"SELECT count(*) FROM (SELECT generate_series(1, :N) AS i) s WHERE bloom_add((SELECT f FROM mem_filters WHERE id = 2), s.i) IS NOT NULL;" \
+		1000000 10000000 count_result_ok
+	compare_memory "$name" "PL/pgSQL loop f := bloom_add(f, i)" \
+		"SELECT stress_plpgsql_adds(:N);" \
+		20000 200000 count_result_ok
+	drop_cluster "$name"
+	echo "# part 3 took $((SECONDS - started)) s"
+}

@@ -1,0 +1,46 @@
+#!/bin/bash
+# run.sh: the stress tests of bloomfilter: concurrency, crash recovery and
+# memory, each in its own throwaway cluster on 127.0.0.1 (ports 5511-5513).
+#
+# Run as root on a machine where PostgreSQL 15 and the extension are
+# installed (CI runs it after scripts/test.sh).  Prints one "ok - ..." or
+# "not ok - ..." line per check, "#" lines of context, and last
+# "N passed, N failed"; exits non-zero if a check failed.  Takes about 1.5
+# minutes on a busy 2-core machine.
+set -u
+
+STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+. "$STRESS_DIR/lib.sh"
+. "$STRESS_DIR/concurrency.sh"
+. "$STRESS_DIR/crash.sh"
+. "$STRESS_DIR/memory.sh"
+
+# A signal still ends with the counts line, and exits so that the EXIT
+# trap cleans up.
+interrupted() {
+	check_fail "stress tests interrupted by a signal"
+	echo "$passed passed, $failed failed"
+	exit "$1"
+}
+
+main() {
+	local started=$SECONDS
+	trap cleanup EXIT
+	trap "interrupted 130" INT
+	trap "interrupted 143" TERM
+	if ! ensure_tools || ! make_workdir; then
+		echo "0 passed, 1 failed"
+		exit 1
+	fi
+	# Any current directory works; ours is one nobody else uses.
+	cd "$WORK" || exit 1
+	run_concurrency
+	run_crash
+	run_memory
+	echo "# stress tests took $((SECONDS - started)) s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+}
+
+main "$@"
