@@ -8,7 +8,7 @@ SELECT count(*) AS security_definer_functions
 FROM pg_proc WHERE prosecdef AND proname LIKE 'bloom%';
 
 CREATE ROLE bloom_tenant LOGIN;
-SELECT format('GRANT CREATE ON DATABASE %I TO bloom_tenant', current_database()) \gexec
+DO $$ BEGIN EXECUTE format('GRANT CREATE ON DATABASE %I TO bloom_tenant', current_database()); END $$;
 SET ROLE bloom_tenant;
 CREATE SCHEMA tenant_schema;
 CREATE SCHEMA decoys;
@@ -31,5 +31,5 @@ DROP EXTENSION bloomfilter CASCADE;
 RESET ROLE;
 DROP SCHEMA decoys CASCADE;
 DROP SCHEMA tenant_schema CASCADE;
-SELECT format('REVOKE CREATE ON DATABASE %I FROM bloom_tenant', current_database()) \gexec
+DO $$ BEGIN EXECUTE format('REVOKE CREATE ON DATABASE %I FROM bloom_tenant', current_database()); END $$;
 DROP ROLE bloom_tenant;
