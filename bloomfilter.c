@@ -76,6 +76,12 @@ typedef struct CallCache
 {
 	KeyType		key;
 	FilterCache stored;
+
+	/* The last header a probe decoded, with the bytes it came from. */
+	bool		have_header;
+	size_t		header_value_len;
+	uint8		header_bytes[BF_HEADER_SIZE];
+	BfHeader	header;
 } CallCache;
 
 static CallCache *
@@ -603,6 +609,31 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * The decoded header of a probed filter.  A scan probes the same filter on
+ * every row; comparing its 56 header bytes with the last ones decoded is
+ * cheaper than decoding and checksumming them again, and unlike a pointer
+ * comparison it stays right when another filter lands at the same address.
+ */
+static void
+ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
+{
+	CallCache  *cache = GetCallCache(fcinfo);
+
+	if (cache->have_header && BloomDataLen(bloom) == cache->header_value_len &&
+		BloomDataLen(bloom) >= BF_HEADER_SIZE &&
+		memcmp(BloomData(bloom), cache->header_bytes, BF_HEADER_SIZE) == 0)
+	{
+		*header = cache->header;
+		return;
+	}
+	BloomReadHeader(bloom, header);
+	memcpy(cache->header_bytes, BloomData(bloom), BF_HEADER_SIZE);
+	cache->header_value_len = BloomDataLen(bloom);
+	cache->header = *header;
+	cache->have_header = true;
+}
+
+/*
  * Probes a stored filter by fetching only its header and the one block the
  * value maps to: the cache-penetration guard probes a multi-megabyte filter
  * once per statement, and must not read all of it.  Applies to the first
@@ -888,7 +919,7 @@ ProbeOne(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 	if (ProbeStoredSlices(fcinfo, filter_arg, key, value, &result))
 		return result;
 	bloom = ProbeFilterArg(fcinfo, filter_arg);
-	BloomReadHeader(bloom, &header);
+	ProbeHeader(fcinfo, bloom, &header);
 	CheckKeyKind(&header, key);
 	return BloomTestValue(bloom, &header, key, value);
 }
@@ -995,7 +1026,7 @@ ProbeArray(FunctionCallInfo fcinfo, bool stop_on, bool *result_isnull)
 	bool		saw_null = false;
 	bool		decided = false;
 
-	BloomReadHeader(bloom, &header);
+	ProbeHeader(fcinfo, bloom, &header);
 	CheckKeyKind(&header, key);
 	iterator = array_create_iterator(array, 0, NULL);
 	while (array_iterate(iterator, &value, &isnull))
