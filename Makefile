@@ -26,7 +26,7 @@ unittest: test/unit/test_bloom
 EXTRA_CLEAN = test/unit/test_bloom
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
-FUZZ_SECONDS ?= 600
+FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz:
 	bash test/fuzz/run.sh $(FUZZ_SECONDS)

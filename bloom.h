@@ -173,6 +173,13 @@ extern double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 extern void bf_sort_hashes(uint64_t *hashes, size_t n);
 extern size_t bf_unique_hashes(uint64_t *hashes, size_t n);
 
+/* Counters stop at the maximum rather than wrap around to zero. */
+static inline uint64_t
+bf_count_add(uint64_t count, uint64_t more)
+{
+	return count > UINT64_MAX - more ? UINT64_MAX : count + more;
+}
+
 /* Bits of a value, given its start. */
 static inline uint8_t *
 bf_bits(uint8_t *value)

@@ -254,7 +254,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	key = KeyTypeOfArg(fcinfo, 1);
 	NoteKeyKind(state, key->kind, key->tag);
 	AppendHash(state, KeyHash(key, PG_GETARG_DATUM(1), 0), aggcontext);
-	state->rows++;
+	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }
 
@@ -377,7 +377,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
 	NoteKeyKind(into, from->key_kind, from->key_tag);
-	into->rows += from->rows;
+	into->rows = bf_count_add(into->rows, from->rows);
 	if (from->filter != NULL)
 	{
 		if (into->filter == NULL)

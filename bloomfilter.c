@@ -545,7 +545,7 @@ BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key, Datum value)
 				  &hash, 1);
 	header->key_kind = key->kind;
 	header->key_tag = key->tag;
-	header->inserted++;
+	header->inserted = bf_count_add(header->inserted, 1);
 }
 
 static bool
@@ -988,7 +988,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		if (isnull)
 			continue;
 		pending[npending++] = KeyHash(key, value, header.seed);
-		header.inserted++;
+		header.inserted = bf_count_add(header.inserted, 1);
 		if (npending == lengthof(pending))
 		{
 			bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
@@ -1125,8 +1125,7 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union)
 	if (is_union)
 	{
 		bf_union_bits(bf_bits(BloomData(dst)), bf_bits(BloomData(src)), nbytes);
-		d.inserted = (d.inserted > PG_UINT64_MAX - s.inserted) ? PG_UINT64_MAX
-			: d.inserted + s.inserted;
+		d.inserted = bf_count_add(d.inserted, s.inserted);
 		if (d.key_kind == BF_KIND_NONE)
 		{
 			d.key_kind = s.key_kind;

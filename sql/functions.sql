@@ -79,3 +79,7 @@ WITH over AS (SELECT bloom_add_all(bloom_empty(100, 0.01), ARRAY(SELECT generate
 SELECT bloom_fpr(f) > 0.5 AS overfilled_fpr_high,
        bloom_contains_all(f, ARRAY(SELECT generate_series(1, 2000))) AS still_no_false_negatives
 FROM over;
+
+-- counters stop at their maximum instead of wrapping to zero
+SELECT (bloom_info(bloom_add('bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid))).inserted AS saturated_add,
+       (bloom_info('bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom | 'bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom)).inserted AS saturated_union;

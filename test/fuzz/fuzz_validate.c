@@ -1,0 +1,389 @@
+/*-------------------------------------------------------------------------
+ *
+ * fuzz_validate.c
+ *	  libFuzzer target: arbitrary bytes into bf_validate, the one validator
+ *	  every external value goes through, and then everything the SQL glue
+ *	  does with a value that passed it.
+ *
+ * Why each input is tried twice
+ * -----------------------------
+ * The header checksum is checked last, after every field check, so random
+ * mutation of a valid seed nearly always stops at BF_ERR_CHECKSUM and never
+ * shows what the core does with a well-formed header whose fields were
+ * changed (another k, another block count, a kind byte turned to "none").
+ * So each input is validated as it is, and again with its checksum
+ * recomputed here from the spec in bloom.h (low half of the XXH3-64 of bytes
+ * 0..47).  Recomputing it independently also checks that spec: a value that
+ * validated as it was must be unchanged by the repair.
+ *
+ * What "everything the glue does" means
+ * -------------------------------------
+ * On a private copy (the glue never writes into a value it was given):
+ * probe and add hashes, no false negative afterwards, popcount, both
+ * estimates, union and intersection with itself and with the original,
+ * rewrite the header the way bloom_add does and validate the result, sort
+ * and de-duplicate a hash buffer the way the aggregates do.  Every result is
+ * checked against an invariant or an independent slow computation; a
+ * violation aborts, which libFuzzer reports with the input.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "bloom.h"
+#include "fuzz_check.h"
+
+#include <math.h>
+#include <string.h>
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* Most hashes one input adds; above 48 the core's radix sort is used. */
+#define MAX_PROBES 300
+
+/* Field by field: BfHeader has padding, and fpr is compared by its bits. */
+static int
+headers_equal(const BfHeader *a, const BfHeader *b)
+{
+	return a->version == b->version && a->layout == b->layout &&
+		a->k == b->k && a->key_kind == b->key_kind &&
+		a->key_tag == b->key_tag && a->nblocks == b->nblocks &&
+		a->seed == b->seed && a->capacity == b->capacity &&
+		memcmp(&a->fpr, &b->fpr, sizeof(a->fpr)) == 0 &&
+		a->inserted == b->inserted;
+}
+
+/* Bit count one bit at a time: deliberately unlike the core's word loop. */
+static uint64_t
+slow_popcount(const uint8_t *bytes, size_t n)
+{
+	uint64_t	count = 0;
+
+	for (size_t i = 0; i < n; i++)
+		for (int bit = 0; bit < 8; bit++)
+			count += (bytes[i] >> bit) & 1;
+	return count;
+}
+
+/* The estimate of bf_estimate_fpr, written from its definition with pow(). */
+static double
+slow_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
+{
+	double		sum = 0.0;
+
+	for (uint32_t b = 0; b < nblocks; b++)
+		sum += pow((double) slow_popcount(bits + (size_t) b * BF_BLOCK_BYTES,
+										  BF_BLOCK_BYTES) / BF_BLOCK_BITS, k);
+	return sum / nblocks;
+}
+
+static int
+nearly_equal(double a, double b)
+{
+	return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+static void
+store_checksum(uint8_t *value)
+{
+	uint32_t	sum = (uint32_t) XXH3_64bits(value, 48);
+
+	for (int i = 0; i < 4; i++)
+		value[48 + i] = (uint8_t) (sum >> (8 * i));
+}
+
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Hashes to probe and add, derived from the input so that the fuzzer steers
+ * them, and as many as the input's digest says (1..MAX_PROBES).
+ */
+static size_t
+derive_hashes(const uint8_t *data, size_t len, uint64_t seed, uint64_t *hashes)
+{
+	uint64_t	digest = XXH3_64bits(data, len);
+	size_t		n = 1 + (size_t) (digest % MAX_PROBES);
+
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	key = digest + i;
+
+		hashes[i] = bf_hash(&key, sizeof(key), seed);
+	}
+	return n;
+}
+
+/* Facts about a failed validation, whatever the bytes were. */
+static void
+check_rejection(const uint8_t *value, size_t len, BfStatus status)
+{
+	BfHeader	header;
+	BfStatus	header_status = bf_read_header(value, len, &header);
+
+	FUZZ_CHECK(status > BF_OK && status <= BF_ERR_TOO_LARGE);
+
+	/*
+	 * Every status has its own message.  Compared as pointers: a strcmp
+	 * would teach libFuzzer a useless dictionary word.
+	 */
+	FUZZ_CHECK(bf_status_message(status) != bf_status_message((BfStatus) -1));
+	FUZZ_CHECK(status != BF_ERR_TOO_LARGE);
+	if (len < BF_HEADER_SIZE)
+		FUZZ_CHECK(status == BF_ERR_TRUNCATED);
+
+	/* bf_validate is bf_read_header plus the checks on the bit array. */
+	if (header_status != BF_OK)
+		FUZZ_CHECK(status == header_status);
+	else
+	{
+		FUZZ_CHECK(status == BF_ERR_LENGTH || status == BF_ERR_EMPTY_HAS_BITS);
+		if (status == BF_ERR_LENGTH)
+			FUZZ_CHECK(len != bf_value_bytes(header.nblocks));
+		else
+			FUZZ_CHECK(header.key_kind == BF_KIND_NONE);
+	}
+}
+
+/* The decoded header of a valid value keeps every promise of the format. */
+static void
+check_header(const uint8_t *value, size_t len, const BfHeader *header)
+{
+	uint8_t		rewritten[BF_HEADER_SIZE];
+	BfHeader	again;
+
+	FUZZ_CHECK(header->version == BF_FORMAT_VERSION);
+	FUZZ_CHECK(header->layout == BF_LAYOUT_BLOCKED512);
+	FUZZ_CHECK(header->k >= 1 && header->k <= BF_MAX_K);
+	FUZZ_CHECK(header->key_kind <= BF_KIND_LAST);
+	FUZZ_CHECK(header->key_kind == BF_KIND_OTHER || header->key_tag == 0);
+	FUZZ_CHECK(header->nblocks >= 1 && header->nblocks <= BF_MAX_BLOCKS);
+	FUZZ_CHECK(header->capacity >= 1);
+	FUZZ_CHECK(header->fpr > 0.0 && header->fpr <= 0.5);
+	FUZZ_CHECK(len == bf_value_bytes(header->nblocks));
+	FUZZ_CHECK(len <= BF_MAX_VALUE_BYTES);
+
+	/* The probe path reads the header alone and must agree. */
+	FUZZ_CHECK(bf_read_header(value, len, &again) == BF_OK);
+	FUZZ_CHECK(headers_equal(header, &again));
+
+	/* Encoding the decoded header gives back the very same bytes. */
+	bf_write_header(rewritten, header);
+	FUZZ_CHECK(memcmp(rewritten, value, BF_HEADER_SIZE) == 0);
+}
+
+/* Fill and estimates of a bit array, against slow recomputations. */
+static void
+check_estimates(const uint8_t *bits, const BfHeader *header,
+				uint64_t *popcount_out, double *fpr_out, double *cardinality_out)
+{
+	size_t		nbytes = (size_t) header->nblocks * BF_BLOCK_BYTES;
+	uint64_t	total = (uint64_t) nbytes * 8;
+	uint64_t	set = bf_popcount(bits, nbytes);
+	double		fpr = bf_estimate_fpr(bits, header->nblocks, header->k);
+	double		cardinality = bf_estimate_cardinality(header->nblocks,
+													  header->k, set);
+
+	FUZZ_CHECK(set == slow_popcount(bits, nbytes));
+	/* An odd length and start reach the core's byte-by-byte tail. */
+	FUZZ_CHECK(bf_popcount(bits + 1, nbytes - 2) ==
+			   slow_popcount(bits + 1, nbytes - 2));
+
+	FUZZ_CHECK(fpr >= 0.0 && fpr <= 1.0);
+	FUZZ_CHECK(nearly_equal(fpr, slow_estimate_fpr(bits, header->nblocks,
+												   header->k)));
+	if (set == 0)
+		FUZZ_CHECK(fpr == 0.0);
+	if (set == total)
+		FUZZ_CHECK(fpr == 1.0);
+
+	FUZZ_CHECK(!isnan(cardinality) && cardinality >= 0.0);
+	FUZZ_CHECK(isinf(cardinality) == (set == total));
+	if (set == 0)
+		FUZZ_CHECK(cardinality == 0.0);
+	if (set > 0 && set < total)
+		FUZZ_CHECK(bf_estimate_cardinality(header->nblocks, header->k, set - 1)
+				   <= cardinality);
+
+	*popcount_out = set;
+	*fpr_out = fpr;
+	*cardinality_out = cardinality;
+}
+
+/* The aggregates sort and de-duplicate their hash buffers with the core. */
+static void
+check_sort_unique(const uint64_t *hashes, size_t n)
+{
+	uint64_t	mine[MAX_PROBES * 2];
+	uint64_t	reference[MAX_PROBES * 2];
+	size_t		total = n + n / 4;
+	size_t		kept;
+
+	/* A quarter of the hashes twice, so that there is something to drop. */
+	memcpy(mine, hashes, n * sizeof(uint64_t));
+	memcpy(mine + n, hashes, (n / 4) * sizeof(uint64_t));
+	memcpy(reference, mine, total * sizeof(uint64_t));
+
+	bf_sort_hashes(mine, total);
+	qsort(reference, total, sizeof(uint64_t), compare_u64);
+	FUZZ_CHECK(memcmp(mine, reference, total * sizeof(uint64_t)) == 0);
+
+	kept = bf_unique_hashes(mine, total);
+	FUZZ_CHECK(kept >= 1 && kept <= n);
+	for (size_t i = 1; i < kept; i++)
+		FUZZ_CHECK(mine[i - 1] < mine[i]);
+	for (size_t i = 0; i < n; i++)
+		FUZZ_CHECK(bsearch(&hashes[i], mine, kept, sizeof(uint64_t),
+						   compare_u64) != NULL);
+}
+
+/* Union and intersection: with itself, and of a superset with its subset. */
+static void
+check_set_algebra(const uint8_t *original, const uint8_t *superset,
+				  size_t nbytes)
+{
+	uint8_t    *scratch = malloc(nbytes);
+
+	FUZZ_CHECK(scratch != NULL);
+	memcpy(scratch, superset, nbytes);
+	bf_union_bits(scratch, scratch, nbytes);
+	FUZZ_CHECK(memcmp(scratch, superset, nbytes) == 0);
+	bf_intersect_bits(scratch, scratch, nbytes);
+	FUZZ_CHECK(memcmp(scratch, superset, nbytes) == 0);
+
+	bf_union_bits(scratch, original, nbytes);
+	FUZZ_CHECK(memcmp(scratch, superset, nbytes) == 0);
+	bf_intersect_bits(scratch, original, nbytes);
+	FUZZ_CHECK(memcmp(scratch, original, nbytes) == 0);
+	free(scratch);
+}
+
+/*
+ * What the glue does with a value that validated: probe, add (as bloom_add
+ * and bloom_add_all do, header rewritten), estimate, combine.
+ */
+static void
+exercise_valid(const uint8_t *value, size_t len, const BfHeader *header)
+{
+	size_t		nbytes = (size_t) header->nblocks * BF_BLOCK_BYTES;
+	const uint8_t *bits = bf_bits_const(value);
+	uint64_t	hashes[MAX_PROBES];
+	size_t		n = derive_hashes(value, len, header->seed, hashes);
+	uint8_t    *batch = malloc(len);
+	uint8_t    *single = malloc(len);
+	BfHeader	added = *header;
+	BfHeader	decoded;
+	uint64_t	set_before,
+				set_after;
+	double		fpr_before,
+				fpr_after,
+				cardinality_before,
+				cardinality_after;
+
+	FUZZ_CHECK(batch != NULL && single != NULL);
+	check_header(value, len, header);
+	check_estimates(bits, header, &set_before, &fpr_before, &cardinality_before);
+	if (header->key_kind == BF_KIND_NONE)
+		FUZZ_CHECK(set_before == 0 && header->inserted == 0);
+
+	/* Probes read the one block the hash picks, and nothing else. */
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	block = bf_block_of(hashes[i], header->nblocks);
+		bool		present = bf_test_hash(bits, header->nblocks, header->k,
+										   hashes[i]);
+
+		FUZZ_CHECK(block < header->nblocks);
+		FUZZ_CHECK(present == bf_block_test(bits + (size_t) block * BF_BLOCK_BYTES,
+											hashes[i], header->k));
+		if (set_before == 0)
+			FUZZ_CHECK(!present);
+	}
+
+	/* Batch insert (with its prefetch) and one at a time agree. */
+	memcpy(batch, value, len);
+	memcpy(single, value, len);
+	bf_add_hashes(bf_bits(batch), header->nblocks, header->k, hashes, n);
+	for (size_t i = 0; i < n; i++)
+		bf_add_hashes(bf_bits(single), header->nblocks, header->k, &hashes[i], 1);
+	FUZZ_CHECK(memcmp(batch, single, len) == 0);
+
+	/* No false negatives: every added hash is found. */
+	for (size_t i = 0; i < n; i++)
+		FUZZ_CHECK(bf_test_hash(bf_bits(batch), header->nblocks, header->k,
+								hashes[i]));
+
+	/* The header the glue writes after an add validates and round-trips. */
+	if (added.key_kind == BF_KIND_NONE)
+		added.key_kind = BF_KIND_NUMBER;
+	added.inserted = added.inserted > UINT64_MAX - n ? UINT64_MAX
+		: added.inserted + n;
+	bf_write_header(batch, &added);
+	FUZZ_CHECK(bf_validate(batch, len, &decoded) == BF_OK);
+	FUZZ_CHECK(headers_equal(&added, &decoded));
+	FUZZ_CHECK(bf_compatible(header, &added) && bf_compatible(&added, header));
+	FUZZ_CHECK(bf_compatible(header, header));
+
+	check_estimates(bf_bits(batch), &added, &set_after, &fpr_after,
+					&cardinality_after);
+	FUZZ_CHECK(set_after >= set_before);
+	FUZZ_CHECK(set_after - set_before <= (uint64_t) n * header->k);
+	FUZZ_CHECK(fpr_after >= fpr_before);
+	FUZZ_CHECK(cardinality_after >= cardinality_before);
+
+	check_set_algebra(bits, bf_bits(batch), nbytes);
+	check_sort_unique(hashes, n);
+
+	/* An empty filter with this header, as bloom_empty makes one, is valid. */
+	bf_init(single, header);
+	FUZZ_CHECK(bf_validate(single, len, &decoded) == BF_OK);
+	FUZZ_CHECK(headers_equal(header, &decoded));
+	FUZZ_CHECK(bf_popcount(bf_bits(single), nbytes) == 0);
+	free(batch);
+	free(single);
+}
+
+/* One validation of one byte string, with everything that follows from it. */
+static void
+fuzz_one(const uint8_t *value, size_t len)
+{
+	BfHeader	header;
+	BfHeader	again;
+	BfStatus	status = bf_validate(value, len, &header);
+
+	FUZZ_CHECK(bf_validate(value, len, &again) == status);
+	if (status == BF_OK)
+		exercise_valid(value, len, &header);
+	else
+		check_rejection(value, len, status);
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t    *repaired;
+	BfHeader	header;
+	bool		valid_as_is;
+
+	fuzz_one(data, size);
+	if (size < BF_HEADER_SIZE)
+		return 0;
+
+	/* An exact-size heap copy, so that ASan sees any read past its end. */
+	repaired = malloc(size);
+	FUZZ_CHECK(repaired != NULL);
+	memcpy(repaired, data, size);
+	store_checksum(repaired);
+	valid_as_is = bf_validate(data, size, &header) == BF_OK;
+	if (valid_as_is)
+		FUZZ_CHECK(memcmp(repaired, data, size) == 0);
+	else
+		fuzz_one(repaired, size);
+	free(repaired);
+	return 0;
+}

@@ -1,0 +1,325 @@
+#!/bin/bash
+# test/fuzz/run.sh: coverage-guided fuzzing of bloomfilter's pure core
+# (bloom.c), plus the core's unit tests under AddressSanitizer and UBSan.
+#
+#   bash test/fuzz/run.sh [SECONDS]           fuzz for SECONDS in all (default 60)
+#   bash test/fuzz/run.sh --regenerate-corpus rewrite corpus/ from gen_corpus.c
+#
+# Owns the whole of test/fuzz/: two libFuzzer targets (fuzz_validate.c:
+# bytes into the validator and what the glue does after it; fuzz_sizing.c:
+# (capacity, fpr) into the sizing routine), the seed generator and the
+# committed seeds in corpus/.  Everything is built and fuzzed in a temp dir:
+# the repository is only read, so CI never changes the committed corpus.
+#
+# One "ok - ..." / "not ok - ..." line per check, other output as "# ..."
+# lines, and last "N passed, N failed"; exits non-zero when a check failed.
+# Installs clang and its fuzzer runtime from Debian when they are missing.
+set -u
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+corpus="$here/corpus"
+targets=(validate sizing)
+
+# -O1 keeps the sanitizers fast without optimising checks away; -g names
+# lines in reports.  No -Werror: a new compiler warning is not a finding.
+sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=all)
+cflags=(-g -O1 -Wall -Wextra -I"$repo")
+
+# Longest input fuzz_validate tries: a header and 128 blocks.  Bigger values
+# reach no new code and would only slow each execution down.
+validate_max_len=$((56 + 128 * 64))
+
+passed=0
+failed=0
+work=""
+
+ok() {
+	echo "ok - $1"
+	passed=$((passed + 1))
+}
+
+not_ok() {
+	echo "not ok - $1"
+	failed=$((failed + 1))
+}
+
+note() {
+	echo "# $*"
+}
+
+# Shows a log as comment lines, so that it cannot be taken for a result.
+show_log() {
+	local file=$1 lines=$2
+	tail -n "$lines" "$file" | sed 's/^/#   /'
+}
+
+# The report part of a fuzzer log: from the first finding on, without
+# libFuzzer's own stack frames, which say nothing about the core.
+show_report() {
+	local log=$1
+	if grep -qE 'invariant violated|ERROR: |runtime error:' "$log"; then
+		sed -n '/invariant violated\|ERROR: \|runtime error:/,$p' "$log" |
+			grep -v ' in fuzzer::' | sed '/Shadow bytes around/q' | head -n 40 | sed 's/^/#   /'
+	else
+		show_log "$log" 20	# killed or failed without a report
+	fi
+}
+
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+cleanup() {
+	[ -n "$work" ] && rm -rf "$work"
+}
+
+usage_error() {
+	echo "usage: bash test/fuzz/run.sh [SECONDS] | --regenerate-corpus" >&2
+	not_ok "arguments: $1"
+	finish
+}
+
+# clang, its libFuzzer/sanitizer runtime, llvm-cov (llvm-14, which clang
+# only recommends) and xxhash.h, from Debian.
+ensure_packages() {
+	local missing=() package
+	for package in clang libclang-rt-14-dev llvm-14 libxxhash-dev; do
+		dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
+	done
+	[ "${#missing[@]}" -eq 0 ] && return 0
+	note "installing ${missing[*]}"
+	if ! { apt-get update -qq &&
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } \
+		>"$work/apt.log" 2>&1; then
+		show_log "$work/apt.log" 20
+		not_ok "install ${missing[*]}"
+		finish
+	fi
+}
+
+# compile OUTPUT LOG CLANG_ARGS...: one clang invocation, output in LOG.
+compile() {
+	local output=$1 log=$2
+	shift 2
+	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" -lm >"$log" 2>&1
+}
+
+build_generator() {
+	compile "$work/gen_corpus" "$work/gen_corpus.build.log" "${sanitize[@]}" \
+		"$here/gen_corpus.c"
+}
+
+# The generator checks each seed's verdict; its output must equal corpus/.
+check_corpus() {
+	if ! build_generator; then
+		show_log "$work/gen_corpus.build.log" 30
+		not_ok "seed generator builds"
+		return
+	fi
+	if "$work/gen_corpus" "$work/generated" >"$work/gen_corpus.log" 2>&1; then
+		ok "seed generator: every seed gets the verdict its name says"
+	else
+		show_log "$work/gen_corpus.log" 20
+		not_ok "seed generator: every seed gets the verdict its name says"
+		return
+	fi
+	if diff -r "$work/generated" "$corpus" >"$work/corpus.diff" 2>&1; then
+		ok "committed seed corpus equals the generator's output"
+	else
+		show_log "$work/corpus.diff" 20
+		note "after an intended format change: bash test/fuzz/run.sh --regenerate-corpus"
+		not_ok "committed seed corpus equals the generator's output"
+	fi
+}
+
+build_target() {
+	local target=$1
+	if compile "$work/fuzz_$target" "$work/fuzz_$target.build.log" \
+		-fsanitize=fuzzer "${sanitize[@]}" "$here/fuzz_$target.c"; then
+		ok "fuzz_$target builds with libFuzzer, ASan and UBSan"
+	else
+		show_log "$work/fuzz_$target.build.log" 30
+		not_ok "fuzz_$target builds with libFuzzer, ASan and UBSan"
+	fi
+}
+
+# A sanitizer or invariant report anywhere in a log.
+has_report() {
+	grep -qE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|invariant violated|SUMMARY: ' "$1"
+}
+
+# Prints the inputs libFuzzer saved, so that a CI finding can be replayed.
+show_artifacts() {
+	local target=$1 artifact
+	for artifact in "$work/artifacts/$target"-*; do
+		[ -e "$artifact" ] || continue
+		note "input $(basename "$artifact") as base64; replay with:"
+		note "  base64 -d > crash.bin; then run the fuzz_$target binary on crash.bin"
+		base64 -w 0 "$artifact" | sed 's/^/#   /'
+		echo
+	done
+}
+
+# Every committed seed once, no mutation: a seed that now crashes is a
+# regression, told apart from a finding of the random search.  Runs on the
+# working copy, which libFuzzer may add to; the committed one is only read.
+replay_seeds() {
+	local target=$1 log="$work/replay_$target.log"
+	mkdir -p "$work/corpus/$target" "$work/artifacts"
+	cp "$corpus/$target"/* "$work/corpus/$target"/
+	"$work/fuzz_$target" -runs=0 -timeout=25 -artifact_prefix="$work/artifacts/$target-" \
+		"$work/corpus/$target" >"$log" 2>&1
+	if [ $? -eq 0 ] && ! has_report "$log"; then
+		ok "fuzz_$target: every committed seed runs clean"
+	else
+		show_report "$log"
+		show_artifacts "$target"
+		not_ok "fuzz_$target: every committed seed runs clean"
+	fi
+}
+
+# Value of a libFuzzer statistic from a log, or "?".
+stat_of() {
+	local log=$1 pattern=$2 value
+	value=$(grep -oE "$pattern" "$log" | tail -n 1 | grep -oE '[0-9]+$')
+	echo "${value:-?}"
+}
+
+fuzz_target() {
+	local target=$1 seconds=$2 log="$work/fuzz_$target.log" status max_len
+	local execs rate cov edges corp
+	max_len=17
+	[ "$target" = validate ] && max_len=$validate_max_len
+
+	# -timeout: one input running 25 s is a hang, and a finding.  The outer
+	# timeout only guards against libFuzzer itself not stopping.
+	timeout $((seconds + 300)) "$work/fuzz_$target" \
+		-max_total_time="$seconds" -max_len="$max_len" -timeout=25 \
+		-print_final_stats=1 -artifact_prefix="$work/artifacts/$target-" \
+		"$work/corpus/$target" >"$log" 2>&1
+	status=$?
+
+	execs=$(stat_of "$log" 'stat::number_of_executed_units: +[0-9]+')
+	rate=$(stat_of "$log" 'stat::average_exec_per_sec: +[0-9]+')
+	cov=$(stat_of "$log" 'cov: [0-9]+')
+	edges=$(grep -oE '\([0-9]+ inline' "$log" | head -n 1 | grep -oE '[0-9]+')
+	corp=$(grep -oE 'corp: [0-9]+' "$log" | tail -n 1 | grep -oE '[0-9]+')
+	note "fuzz_$target: ${seconds}s, $execs executions, $rate exec/s, coverage $cov of ${edges:-?} edges, corpus ${corp:-?} inputs (from $(ls "$corpus/$target" | wc -l) seeds)"
+
+	if [ "$status" -eq 0 ] && ! has_report "$log"; then
+		ok "fuzz_$target: ${seconds}s without a crash, leak, hang or UB report"
+	else
+		show_report "$log"
+		show_artifacts "$target"
+		not_ok "fuzz_$target: ${seconds}s without a crash, leak, hang or UB report (exit $status)"
+	fi
+}
+
+# Line, function and branch coverage of bloom.c by both working corpora
+# after fuzzing.  Informational, not a check: it is the number to watch when
+# the harnesses, the seeds or the core change.
+report_coverage() {
+	local target profiles=() totals
+	if ! command -v llvm-cov-14 >/dev/null || ! command -v llvm-profdata-14 >/dev/null; then
+		note "llvm-14 not installed: no coverage report"
+		return
+	fi
+	for target in "${targets[@]}"; do
+		[ -d "$work/corpus/$target" ] || return
+		compile "$work/cov_$target" "$work/cov_$target.build.log" -fsanitize=fuzzer \
+			-fprofile-instr-generate -fcoverage-mapping "$here/fuzz_$target.c" || return
+		LLVM_PROFILE_FILE="$work/cov_$target.profraw" "$work/cov_$target" -runs=0 \
+			"$work/corpus/$target" >/dev/null 2>&1
+		profiles+=("$work/cov_$target.profraw")
+	done
+	llvm-profdata-14 merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null &&
+		llvm-cov-14 report "$work/cov_validate" -object "$work/cov_sizing" \
+			-instr-profile="$work/cov.profdata" "$repo/bloom.c" >"$work/cov.txt" 2>&1 || return
+	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov.txt")
+	note "bloom.c covered by the corpora: ${totals:-unknown}"
+}
+
+# The unit tests of the core, built with both sanitizers.  Their own checks
+# count here too; a sanitizer report or a non-zero exit is one more failure.
+unit_tests() {
+	local log="$work/unit.log" status line
+	if ! compile "$work/test_bloom" "$work/unit.build.log" "${sanitize[@]}" \
+		"$repo/test/unit/test_bloom.c"; then
+		show_log "$work/unit.build.log" 30
+		not_ok "unit tests build with ASan and UBSan"
+		return
+	fi
+	ok "unit tests build with ASan and UBSan"
+
+	"$work/test_bloom" >"$log" 2>&1
+	status=$?
+	grep -E '^(ok|not ok) ' "$log" | sed 's/^\(ok\|not ok\) - /\1 - unit: /'
+	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
+	if [ -n "$line" ]; then
+		note "unit tests: $line"
+		passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
+		failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
+	fi
+	if [ "$status" -eq 0 ] && [ -n "$line" ] && ! has_report "$log"; then
+		ok "unit tests run to the end with exit 0 and no sanitizer report"
+	else
+		grep -vE '^(ok|not ok) ' "$log" >"$work/unit.report"
+		show_report "$work/unit.report"
+		not_ok "unit tests run to the end with exit 0 and no sanitizer report (exit $status)"
+	fi
+}
+
+# Rewrites corpus/ from the generator: after an intended format change only.
+regenerate_corpus() {
+	if ! build_generator; then
+		show_log "$work/gen_corpus.build.log" 30
+		not_ok "seed generator builds"
+		finish
+	fi
+	rm -rf "$corpus/validate" "$corpus/sizing"
+	if "$work/gen_corpus" "$corpus"; then
+		ok "corpus regenerated in $corpus"
+	else
+		not_ok "corpus regenerated in $corpus"
+	fi
+	finish
+}
+
+main() {
+	local budget=${1:-60} per_target target started
+
+	work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfilter-fuzz.XXXXXX") || exit 1
+	trap cleanup EXIT
+	ensure_packages
+	[ "$budget" = "--regenerate-corpus" ] && regenerate_corpus
+	case $budget in
+		'' | *[!0-9]*) usage_error "SECONDS must be a whole number, got '$budget'" ;;
+	esac
+	budget=$((10#$budget))	# "060" is sixty, not octal
+	[ "$budget" -ge 1 ] || usage_error "SECONDS must be at least 1"
+
+	# Split evenly: fuzz_validate runs ~10^4 inputs a second and saturates
+	# coverage in seconds; fuzz_sizing runs ~20 (each new fpr is a full
+	# sizing), so more of its time means more distinct rates checked.
+	per_target=$(((budget + ${#targets[@]} - 1) / ${#targets[@]}))
+
+	started=$(date +%s)
+	check_corpus
+	for target in "${targets[@]}"; do
+		build_target "$target"
+	done
+	for target in "${targets[@]}"; do
+		[ -x "$work/fuzz_$target" ] || continue
+		replay_seeds "$target"
+		fuzz_target "$target" "$per_target"
+	done
+	report_coverage
+	unit_tests
+	note "run.sh took $(($(date +%s) - started))s"
+	finish
+}
+
+main "$@"
