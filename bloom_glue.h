@@ -30,7 +30,8 @@ typedef struct KeyType
 	uint32		tag;			/* for BF_KIND_OTHER: which type */
 	Oid			basetype;		/* typid with domains stripped */
 	Oid			collation;
-	FmgrInfo	extended_hash;	/* for BF_KIND_OTHER */
+	bool		enum_label;		/* BF_KIND_OTHER: hash the enum's label */
+	FmgrInfo	extended_hash;	/* BF_KIND_OTHER otherwise: the type's hash */
 } KeyType;
 
 static inline uint8 *

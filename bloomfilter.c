@@ -329,6 +329,57 @@ TypeNameOf(Oid typid)
 }
 
 /*
+ * Whether a type's extended hash depends on OIDs that a dump and restore
+ * renumber: enums (hashed by label OID) inside arrays, ranges and composites,
+ * and the reg* types.
+ */
+static bool
+HashDependsOnOids(Oid typid)
+{
+	Oid			inner;
+
+	typid = getBaseType(typid);
+	if (type_is_enum(typid))
+		return true;
+	switch (typid)
+	{
+		case OIDOID:
+		case REGCLASSOID:
+		case REGTYPEOID:
+		case REGPROCOID:
+		case REGPROCEDUREOID:
+		case REGOPEROID:
+		case REGOPERATOROID:
+		case REGCONFIGOID:
+		case REGDICTIONARYOID:
+		case REGNAMESPACEOID:
+		case REGROLEOID:
+		case REGCOLLATIONOID:
+			return true;
+	}
+	if (OidIsValid(inner = get_element_type(typid)))
+		return HashDependsOnOids(inner);
+	if (type_is_range(typid))
+		return HashDependsOnOids(get_range_subtype(typid));
+#if PG_VERSION_NUM >= 140000
+	if (type_is_multirange(typid))
+		return HashDependsOnOids(get_multirange_range(typid));
+#endif
+	if (type_is_rowtype(typid) && typid != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+		bool		depends = false;
+
+		for (int i = 0; i < desc->natts && !depends; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				depends = HashDependsOnOids(TupleDescAttr(desc, i)->atttypid);
+		ReleaseTupleDesc(desc);
+		return depends;
+	}
+	return false;
+}
+
+/*
  * Prepares hashing of values of type typid under collation.  Catalog
  * lookups happen here, once per call site, never per value.
  */
@@ -347,6 +398,15 @@ KeyTypeSetup(KeyType *key, Oid typid, Oid collation, MemoryContext mcxt)
 
 	key->kind = BuiltinKeyKind(basetype);
 	key->tag = 0;
+	key->enum_label = type_is_enum(basetype);
+	if (key->kind == BF_KIND_OTHER && !key->enum_label &&
+		HashDependsOnOids(basetype))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloom filters cannot hold values of type %s",
+						format_type_be(typid)),
+				 errdetail("The type's hash depends on object identifiers, which change in a dump and restore, so a stored filter would miss its values."),
+				 errhint("Cast the value to text.")));
 	if (key->kind == BF_KIND_OTHER)
 	{
 		TypeCacheEntry *entry = lookup_type_cache(basetype,
@@ -450,21 +510,47 @@ HashFloat(double value, uint64 seed)
 	return HashInt64((int64) bits, seed);
 }
 
-/* The varlena's bytes, without detoasting a short inline value. */
+/*
+ * A string's bytes without trailing blanks.  bpchar compares ignoring them,
+ * and varchar = bpchar compares as bpchar, so a string filter cannot keep
+ * them: 'x '::varchar must find 'x'::char(3).  Strings that differ only in
+ * trailing blanks thus share a key, which costs a false positive, never a
+ * false negative.
+ */
 static uint64
-HashVarlena(Datum value, uint64 seed, bool trim_blanks)
+HashString(const char *bytes, size_t len, uint64 seed)
+{
+	while (len > 0 && bytes[len - 1] == ' ')
+		len--;
+	return bf_hash(bytes, len, seed);
+}
+
+/* A varlena's bytes, without detoasting a short inline value. */
+static uint64
+HashVarlena(Datum value, uint64 seed, bool is_string)
 {
 	struct varlena *data = PG_DETOAST_DATUM_PACKED(value);
 	const char *bytes = VARDATA_ANY(data);
 	size_t		len = VARSIZE_ANY_EXHDR(data);
 	uint64		hash;
 
-	if (trim_blanks)
-		while (len > 0 && bytes[len - 1] == ' ')
-			len--;
-	hash = bf_hash(bytes, len, seed);
+	hash = is_string ? HashString(bytes, len, seed) : bf_hash(bytes, len, seed);
 	if ((Pointer) data != DatumGetPointer(value))
 		pfree(data);
+	return hash;
+}
+
+/*
+ * An enum's own hash is of its label's OID, which dump and restore change;
+ * its label is what stays equal.
+ */
+static uint64
+HashEnumLabel(Datum value, uint64 seed)
+{
+	char	   *label = DatumGetCString(DirectFunctionCall1(enum_out, value));
+	uint64		hash = bf_hash(label, strlen(label), seed);
+
+	pfree(label);
 	return hash;
 }
 
@@ -488,15 +574,15 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 			return HashFloat(DatumGetFloat8(value), seed);
 		case TEXTOID:
 		case VARCHAROID:
-		case BYTEAOID:
-			return HashVarlena(value, seed, false);
 		case BPCHAROID:
 			return HashVarlena(value, seed, true);
+		case BYTEAOID:
+			return HashVarlena(value, seed, false);
 		case NAMEOID:
 			{
 				const char *name = NameStr(*DatumGetName(value));
 
-				return bf_hash(name, strlen(name), seed);
+				return HashString(name, strlen(name), seed);
 			}
 		case UUIDOID:
 			return bf_hash(DatumGetUUIDP(value)->data, UUID_LEN, seed);
@@ -508,6 +594,8 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 		case TIMESTAMPTZOID:
 			return HashInt64(DatumGetInt64(value), seed);
 		default:
+			if (key->enum_label)
+				return HashEnumLabel(value, seed);
 			{
 				Datum		h = FunctionCall2Coll((FmgrInfo *) &key->extended_hash,
 												  key->collation, value,

@@ -27,6 +27,13 @@ FROM f;
 WITH f AS (SELECT bloom_agg(s::char(8)) AS f FROM (VALUES ('ab'), ('cd  ')) v(s))
 SELECT f @> 'ab' AS bpchar_built_text_probe, f @> 'cd'::text AS trimmed FROM f;
 
+-- every string kind ignores trailing blanks: varchar = bpchar compares as
+-- bpchar, so 'x '::varchar must find 'x'::char(3)
+WITH f AS (SELECT bloom_agg(v) AS f FROM (VALUES ('x '::varchar), ('y'::varchar)) t(v))
+SELECT f @> 'x'::char(3) AS varchar_blank_finds_bpchar, f @> 'y  '::text AS text_blanks,
+       f @> 'x'::text AS text_without_blank
+FROM f;
+
 -- bytea, uuid, boolean
 SELECT bloom_add(bloom_empty(10), '\x00ff'::bytea) @> '\x00ff'::bytea AS bytea,
        bloom_add(bloom_empty(10), '\x00ff'::bytea) @> '\x00fe'::bytea AS bytea_other;
@@ -61,6 +68,15 @@ FROM f;
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
 SELECT bloom_add(bloom_empty(10), 'ok'::mood) @> 'ok'::mood AS enum_value;
 SELECT bloom_add(bloom_empty(10), ARRAY[1, 2]) @> ARRAY[1, 2] AS array_value;
+-- enums hash by label, so a stored filter survives the type being recreated
+-- (as in a dump and restore, which renumbers the labels)
+CREATE TABLE mood_filter AS SELECT bloom_agg(m)::text AS f FROM unnest(enum_range(NULL::mood)) m;
+DROP TYPE mood;
+CREATE TYPE mood AS ENUM ('happy', 'ok', 'sad');
+SELECT f::bloom @> 'sad'::mood AS sad, f::bloom @> 'happy'::mood AS happy FROM mood_filter;
+-- values whose hash depends on OIDs are refused, not silently lost later
+SELECT bloom_add(bloom_empty(10), ARRAY['ok'::mood]);
+SELECT bloom_add(bloom_empty(10), 'pg_class'::regclass);
 
 -- key kinds are recorded
 SELECT (bloom_info(bloom_add(bloom_empty(10), x))).key_kind

@@ -1,0 +1,195 @@
+#!/bin/bash
+# test/property/run.sh: hostile-input (mutation) tests and no-false-negative
+# property tests of the installed bloomfilter extension, at the SQL level,
+# in a throwaway PostgreSQL 15 cluster of its own.
+#
+#   1. mutants.sql + fuzz.sql: thousands of damaged filters through text
+#      input, text COPY, the bytea cast and binary COPY; each must be an
+#      error with the path's SQLSTATE or a filter that works.
+#   2. values.sql, build.sql, parallel.sql, check.sql: every key type, every
+#      path that carries a filter (aggregates serial and parallel, bloom_add,
+#      bloom_add_all, unions, text/bytea/COPY round trips, pg_dump and
+#      pg_restore); every added value must still be found.
+#   3. the server never crashed.
+#
+# Prints one "ok - ..."/"not ok - ..." line per check and, last,
+# "N passed, N failed"; exits non-zero if anything failed.  Needs root (to
+# run the cluster as the postgres user) and the extension installed.
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+PGBIN=/usr/lib/postgresql/15/bin
+PORT=5521
+STARTED=$(date +%s)
+
+passed=0
+failed=0
+work=""
+
+say_ok() { echo "ok - $1"; passed=$((passed + 1)); }
+say_not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
+
+finish() {
+	echo "# runtime: $(($(date +%s) - STARTED)) s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ]
+	exit
+}
+
+# Stops and removes the cluster whatever happened.
+cleanup() {
+	if [ -n "$work" ] && [ -d "$work" ]; then
+		cd /
+		if [ -f "$work/data/postmaster.pid" ]; then
+			su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$work/data' -m immediate -w stop" \
+				>/dev/null 2>&1 ||
+				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
+		fi
+		rm -rf "$work"
+	fi
+}
+
+# Installs the Debian packages this script needs beyond the lead's set.
+ensure_packages() {
+	local missing=() pkg
+	for pkg in gcc libc6-dev libxxhash-dev postgresql-15; do
+		dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+start_cluster() {
+	work=$(mktemp -d)
+	chmod 755 "$work"
+	# the postgres user may not be allowed into the caller's directory
+	cd "$work" || return 1
+	mkdir "$work/files"
+	chown postgres "$work" "$work/files"
+	su postgres -s /bin/sh -c "$PGBIN/initdb -D '$work/data' -A trust -U postgres -E UTF8 --locale=C" \
+		>"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
+	# fsync off: a crash of this cluster loses nothing of value
+	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$work/data' -l '$work/server.log' -w \
+		-o \"-c listen_addresses='' -c port=$PORT -c unix_socket_directories='$work' \
+		-c fsync=off -c synchronous_commit=off -c full_page_writes=off\" start" \
+		>/dev/null 2>&1 || { cat "$work/server.log"; return 1; }
+}
+
+# psql on the throwaway cluster; NOTICEs (DROP ... IF EXISTS) are noise.
+sql() {
+	PGOPTIONS="-c client_min_messages=warning" \
+		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres "$@"
+}
+
+# Counts the ok/not ok lines of a stage's output and shows them; a stage
+# that stopped on an error is one more failure.
+run_stage() {
+	local name=$1 status
+	shift
+	sql "$@" >"$work/stage.out" 2>"$work/stage.err"
+	status=$?
+	grep -E '^(ok - |not ok - |#)' "$work/stage.out"
+	passed=$((passed + $(grep -c '^ok - ' "$work/stage.out")))
+	failed=$((failed + $(grep -c '^not ok - ' "$work/stage.out")))
+	if [ "$status" -ne 0 ]; then
+		say_not_ok "$name stopped with an error"
+		sed 's/^/#   /' "$work/stage.err" | tail -n 20
+		return 1
+	fi
+	grep -v '^NOTICE' "$work/stage.err" | sed 's/^/#   /'
+	return 0
+}
+
+# Mutants whose header checksum was made right again, so that they get
+# past the checksum to the checks behind it.
+forge_checksums() {
+	sql -d fuzz -c "COPY (SELECT id, encode(bytes, 'hex') FROM prop_mutant
+		WHERE class IN ('field', 'header-flip', 'huge') AND substr(bytes, 1, 2) = 'BF'
+		  AND note !~ 'checksum|byte (48|49|50|51) ') TO STDOUT" |
+		"$work/rechecksum" |
+		sql -d fuzz -c "COPY prop_forged_raw FROM STDIN"
+}
+
+mutation_tests() {
+	sql -c "CREATE DATABASE fuzz" &&
+		sql -d fuzz -c "CREATE EXTENSION bloomfilter" &&
+		run_stage "building the mutants" -d fuzz -f "$HERE/mutants.sql" &&
+		gcc -O2 -Wall -o "$work/rechecksum" "$HERE/rechecksum.c" &&
+		forge_checksums ||
+		{ say_not_ok "mutation tests could not be set up"; return; }
+	run_stage "mutation tests" -d fuzz -v dir="$work/files" -f "$HERE/fuzz.sql"
+	sql -c "DROP DATABASE fuzz"
+	rm -rf "$work/files"/*
+}
+
+dump_and_restore() {
+	"$PGBIN/pg_dump" -Fc -h "$work" -p "$PORT" -U postgres -d prop -f "$work/prop.dump" \
+		2>"$work/dump.err" &&
+		sql -c "CREATE DATABASE restored" &&
+		"$PGBIN/pg_restore" --exit-on-error -h "$work" -p "$PORT" -U postgres -d restored \
+			"$work/prop.dump" 2>>"$work/dump.err"
+}
+
+property_tests() {
+	sql -c "CREATE DATABASE prop" &&
+		sql -d prop -c "CREATE EXTENSION bloomfilter" &&
+		run_stage "building the value tables" -d prop -f "$HERE/values.sql" &&
+		run_stage "building the filters" -d prop -v dir="$work/files" -f "$HERE/build.sql" &&
+		run_stage "building the parallel filters" -d prop -f "$HERE/parallel.sql" ||
+		{ say_not_ok "property tests could not be set up"; return; }
+	if dump_and_restore; then
+		say_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
+	else
+		say_not_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
+		sed 's/^/#   /' "$work/dump.err" | tail -n 20
+	fi
+	run_stage "checking the filters" -d prop -v restored=0 -f "$HERE/check.sql"
+	if sql -l | grep -q '^restored|'; then
+		run_stage "checking the restored filters" -d restored -v restored=1 -f "$HERE/check.sql"
+	fi
+}
+
+# A crashed backend does not change the postmaster's start time or pid
+# (it only reinitialises), so the log is the decisive check.
+server_survived() {
+	local start_time=$1 pid=$2
+	if [ "$(sql -c 'SELECT pg_postmaster_start_time()')" = "$start_time" ]; then
+		say_ok "postmaster start time unchanged"
+	else
+		say_not_ok "postmaster start time changed: the server restarted"
+	fi
+	if [ "$(head -n 1 "$work/data/postmaster.pid")" = "$pid" ]; then
+		say_ok "postmaster pid unchanged"
+	else
+		say_not_ok "postmaster pid changed"
+	fi
+	if grep -qE 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log"; then
+		say_not_ok "a server process crashed"
+		grep -E 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log" |
+			head -n 5 | sed 's/^/#   /'
+	else
+		say_ok "no server process was terminated by a signal"
+	fi
+}
+
+main() {
+	local start_time pid
+	trap cleanup EXIT
+	trap 'exit 130' INT TERM
+	ensure_packages || { say_not_ok "installing gcc and libxxhash-dev"; finish; }
+	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
+		say_not_ok "bloomfilter is not installed (run make install first)"
+		finish
+	fi
+	start_cluster || { say_not_ok "starting a throwaway cluster on port $PORT"; finish; }
+	start_time=$(sql -c 'SELECT pg_postmaster_start_time()')
+	pid=$(head -n 1 "$work/data/postmaster.pid")
+
+	mutation_tests
+	property_tests
+	server_survived "$start_time" "$pid"
+	finish
+}
+
+main "$@"
