@@ -15,6 +15,8 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
+$(OBJS): bloom.h bloom_glue.h
+
 # The pure core's unit tests: plain cc, no PostgreSQL.
 test/unit/test_bloom: test/unit/test_bloom.c bloom.c bloom.h
 	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c -lm

@@ -23,6 +23,17 @@
 #include <stdint.h>
 
 /*
+ * Core functions stay out of the module's dynamic symbol table: calls from
+ * the glue then bind directly instead of through the PLT, and can never bind
+ * to a same-named symbol of the server or of another module.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BF_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define BF_HIDDEN
+#endif
+
+/*
  * Serialised format, version 1 (all integers little-endian):
  *
  *	offset	size	field
@@ -131,47 +142,47 @@ typedef struct BfSizing
 } BfSizing;
 
 /* Describes a status for an error message. */
-extern const char *bf_status_message(BfStatus status);
+extern BF_HIDDEN const char *bf_status_message(BfStatus status);
 
 /* Sizing: the one routine every constructor uses. */
-extern BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
-extern double bf_blocked_fpr(double load_per_block, int k);
-extern size_t bf_value_bytes(uint32_t nblocks);
+extern BF_HIDDEN BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
+extern BF_HIDDEN double bf_blocked_fpr(double load_per_block, int k);
+extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 
 /* Header encoding, decoding and validation. */
-extern void bf_write_header(uint8_t *value, const BfHeader *header);
-extern BfStatus bf_read_header(const uint8_t *value, size_t len,
+extern BF_HIDDEN void bf_write_header(uint8_t *value, const BfHeader *header);
+extern BF_HIDDEN BfStatus bf_read_header(const uint8_t *value, size_t len,
 							   BfHeader *header);
-extern BfStatus bf_validate(const uint8_t *value, size_t len,
+extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
 							BfHeader *header);
-extern void bf_init(uint8_t *value, const BfHeader *header);
-extern bool bf_compatible(const BfHeader *a, const BfHeader *b);
-extern bool bf_kinds_compatible(const BfHeader *a, const BfHeader *b);
+extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header);
+extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
+extern BF_HIDDEN bool bf_kinds_compatible(const BfHeader *a, const BfHeader *b);
 
 /* Hashing and the bit layout. */
-extern uint64_t bf_hash(const void *data, size_t len, uint64_t seed);
-extern uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
-extern void bf_block_add(uint8_t *block, uint64_t hash, int k);
-extern bool bf_block_test(const uint8_t *block, uint64_t hash, int k);
-extern void bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
+extern BF_HIDDEN uint64_t bf_hash(const void *data, size_t len, uint64_t seed);
+extern BF_HIDDEN uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
+extern BF_HIDDEN void bf_block_add(uint8_t *block, uint64_t hash, int k);
+extern BF_HIDDEN bool bf_block_test(const uint8_t *block, uint64_t hash, int k);
+extern BF_HIDDEN void bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 						  const uint64_t *hashes, size_t n);
-extern bool bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k,
+extern BF_HIDDEN bool bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k,
 						 uint64_t hash);
 
 /* Set algebra over bit arrays of equal length. */
-extern void bf_union_bits(uint8_t *dst, const uint8_t *src, size_t nbytes);
-extern void bf_intersect_bits(uint8_t *dst, const uint8_t *src,
+extern BF_HIDDEN void bf_union_bits(uint8_t *dst, const uint8_t *src, size_t nbytes);
+extern BF_HIDDEN void bf_intersect_bits(uint8_t *dst, const uint8_t *src,
 							  size_t nbytes);
 
 /* Fill and estimates. */
-extern uint64_t bf_popcount(const uint8_t *bits, size_t nbytes);
-extern double bf_estimate_cardinality(uint32_t nblocks, int k,
+extern BF_HIDDEN uint64_t bf_popcount(const uint8_t *bits, size_t nbytes);
+extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
-extern double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
+extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 
 /* Hash buffers: sort and de-duplicate in place, returns the new length. */
-extern void bf_sort_hashes(uint64_t *hashes, size_t n);
-extern size_t bf_unique_hashes(uint64_t *hashes, size_t n);
+extern BF_HIDDEN void bf_sort_hashes(uint64_t *hashes, size_t n);
+extern BF_HIDDEN size_t bf_unique_hashes(uint64_t *hashes, size_t n);
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t

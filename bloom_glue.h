@@ -20,6 +20,7 @@ typedef struct varlena Bloom;
 
 #define DatumGetBloomP(X)		((Bloom *) PG_DETOAST_DATUM(X))
 #define PG_GETARG_BLOOM_P(n)	DatumGetBloomP(PG_GETARG_DATUM(n))
+#define PG_GETARG_BLOOM_P_COPY(n) ((Bloom *) PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(n)))
 #define PG_RETURN_BLOOM_P(x)	PG_RETURN_POINTER(x)
 
 /* How a SQL type is turned into a hash; set up once per call site. */
@@ -46,14 +47,14 @@ BloomDataLen(const Bloom *bloom)
 	return VARSIZE(bloom) - VARHDRSZ;
 }
 
-extern Bloom *BloomAlloc(const BfHeader *header);
-extern void BloomReadHeader(Bloom *bloom, BfHeader *header);
-extern void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
-extern Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
+extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
+extern BF_HIDDEN void BloomReadHeader(Bloom *bloom, BfHeader *header);
+extern BF_HIDDEN void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
+extern BF_HIDDEN Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
 							 Node *escontext, const char *message);
-extern void SizeFilter(int64 capacity, double fpr, BfHeader *header);
-extern KeyType *KeyTypeOfArg(FunctionCallInfo fcinfo, int argno);
-extern uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
-extern void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
+extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
+extern BF_HIDDEN KeyType *KeyTypeOfArg(FunctionCallInfo fcinfo, int argno);
+extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
+extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
 
 #endif							/* BLOOM_GLUE_H */

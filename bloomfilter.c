@@ -66,7 +66,10 @@ typedef struct FilterCache
 {
 	Oid			toastrelid;		/* identity of the stored value in filter */
 	Oid			valueid;
+	struct varlena *constant;	/* or the constant argument it came from */
 	Bloom	   *filter;
+	bool		owned;			/* filter is a copy in fn_mcxt */
+	BfHeader	header;			/* filter's, decoded */
 	Oid			sliced_toastrelid;	/* the value last probed by slices */
 	Oid			sliced_valueid;
 } FilterCache;
@@ -108,15 +111,6 @@ BloomAlloc(const BfHeader *header)
 	SET_VARSIZE(bloom, VARHDRSZ + len);
 	bf_init(BloomData(bloom), header);
 	return bloom;
-}
-
-static Bloom *
-BloomCopy(const Bloom *bloom)
-{
-	Bloom	   *copy = (Bloom *) palloc(VARSIZE(bloom));
-
-	memcpy(copy, bloom, VARSIZE(bloom));
-	return copy;
 }
 
 /*
@@ -659,48 +653,11 @@ SameStoredValue(const struct varatt_external *pointer, Oid relid, Oid valueid)
 }
 
 /*
- * The filter argument of a probe.  A filter read from a table arrives as a
- * TOAST pointer on every row; detoasting it per row would copy megabytes per
- * row, so the detoasted copy is kept for the rest of the query, keyed by the
- * TOAST value's identity (which also keeps a join over many stored filters
- * correct).  Inline values need no copy.
- *
- * XXX: a TOAST value id could only be reused after the value was vacuumed
- * away and the OID counter wrapped, which cannot happen within one query.
- */
-static Bloom *
-ProbeFilterArg(FunctionCallInfo fcinfo, int argno)
-{
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	struct varatt_external pointer;
-	FilterCache *stored;
-	MemoryContext old;
-
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
-		return DatumGetBloomP(PointerGetDatum(raw));
-
-	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
-	stored = &GetCallCache(fcinfo)->stored;
-	if (stored->filter != NULL &&
-		SameStoredValue(&pointer, stored->toastrelid, stored->valueid))
-		return stored->filter;
-
-	if (stored->filter != NULL)
-		pfree(stored->filter);
-	stored->filter = NULL;
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	stored->filter = (Bloom *) detoast_attr(raw);
-	MemoryContextSwitchTo(old);
-	stored->toastrelid = pointer.va_toastrelid;
-	stored->valueid = pointer.va_valueid;
-	return stored->filter;
-}
-
-/*
- * The decoded header of a probed filter.  A scan probes the same filter on
- * every row; comparing its 56 header bytes with the last ones decoded is
- * cheaper than decoding and checksumming them again, and unlike a pointer
- * comparison it stays right when another filter lands at the same address.
+ * The decoded header of a probed filter.  A scan over a join can probe the
+ * same filter on many rows; comparing its 56 header bytes with the last ones
+ * decoded is cheaper than decoding and checksumming them again, and unlike a
+ * pointer comparison it stays right when another filter lands at the same
+ * address.
  */
 static void
 ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
@@ -719,6 +676,70 @@ ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
 	cache->header_value_len = BloomDataLen(bloom);
 	cache->header = *header;
 	cache->have_header = true;
+}
+
+/*
+ * The filter argument of a probe, with its decoded header.
+ *
+ * A filter read from a table arrives as a TOAST pointer on every row;
+ * detoasting it per row would copy megabytes per row, so the detoasted copy
+ * and its header are kept for the rest of the query, keyed by the TOAST
+ * value's identity (which also keeps a join over many stored filters
+ * correct).  A constant filter (a literal, a bound parameter) is decoded once
+ * too.  Other inline values are used in place, and their header is decoded
+ * unless its bytes match the last one's.
+ *
+ * XXX: a TOAST value id could only be reused after the value was vacuumed
+ * away and the OID counter wrapped, which cannot happen within one query.
+ */
+static Bloom *
+ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+	CallCache  *cache = GetCallCache(fcinfo);
+	FilterCache *stored = &cache->stored;
+	struct varatt_external pointer;
+	MemoryContext old;
+
+	if (VARATT_IS_EXTERNAL_ONDISK(raw))
+	{
+		VARATT_EXTERNAL_GET_POINTER(pointer, raw);
+		if (stored->filter != NULL &&
+			SameStoredValue(&pointer, stored->toastrelid, stored->valueid))
+		{
+			*header = stored->header;
+			return stored->filter;
+		}
+		stored->toastrelid = pointer.va_toastrelid;
+		stored->valueid = pointer.va_valueid;
+	}
+	else if (get_fn_expr_arg_stable(fcinfo->flinfo, argno))
+	{
+		if (stored->filter != NULL && stored->constant == raw)
+		{
+			*header = stored->header;
+			return stored->filter;
+		}
+		stored->constant = raw;
+	}
+	else
+	{
+		Bloom	   *bloom = DatumGetBloomP(PointerGetDatum(raw));
+
+		ProbeHeader(fcinfo, bloom, header);
+		return bloom;
+	}
+
+	if (stored->filter != NULL && stored->owned)
+		pfree(stored->filter);
+	stored->filter = NULL;
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	stored->filter = DatumGetBloomP(PointerGetDatum(raw));
+	MemoryContextSwitchTo(old);
+	stored->owned = (Pointer) stored->filter != (Pointer) raw;
+	BloomReadHeader(stored->filter, &stored->header);
+	*header = stored->header;
+	return stored->filter;
 }
 
 /*
@@ -986,7 +1007,7 @@ bloom_add(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	key = KeyTypeOfArg(fcinfo, 1);
-	bloom = BloomCopy(PG_GETARG_BLOOM_P(0));
+	bloom = PG_GETARG_BLOOM_P_COPY(0);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
 	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
@@ -1006,8 +1027,7 @@ ProbeOne(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 
 	if (ProbeStoredSlices(fcinfo, filter_arg, key, value, &result))
 		return result;
-	bloom = ProbeFilterArg(fcinfo, filter_arg);
-	ProbeHeader(fcinfo, bloom, &header);
+	bloom = ProbeFilterArg(fcinfo, filter_arg, &header);
 	CheckKeyKind(&header, key);
 	return BloomTestValue(bloom, &header, key, value);
 }
@@ -1065,7 +1085,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 
 	array = PG_GETARG_ARRAYTYPE_P(1);
 	key = KeyTypeOfArray(fcinfo, array);
-	bloom = BloomCopy(PG_GETARG_BLOOM_P(0));
+	bloom = PG_GETARG_BLOOM_P_COPY(0);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
 
@@ -1106,15 +1126,14 @@ ProbeArray(FunctionCallInfo fcinfo, bool stop_on, bool *result_isnull)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
 	KeyType    *key = KeyTypeOfArray(fcinfo, array);
-	Bloom	   *bloom = ProbeFilterArg(fcinfo, 0);
 	BfHeader	header;
+	Bloom	   *bloom = ProbeFilterArg(fcinfo, 0, &header);
 	ArrayIterator iterator;
 	Datum		value;
 	bool		isnull;
 	bool		saw_null = false;
 	bool		decided = false;
 
-	ProbeHeader(fcinfo, bloom, &header);
 	CheckKeyKind(&header, key);
 	iterator = array_create_iterator(array, 0, NULL);
 	while (array_iterate(iterator, &value, &isnull))
@@ -1247,7 +1266,7 @@ CombineTwo(FunctionCallInfo fcinfo, bool is_union)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(1));
 
-	result = BloomCopy(PG_GETARG_BLOOM_P(0));
+	result = PG_GETARG_BLOOM_P_COPY(0);
 	BloomCombineInto(result, PG_GETARG_BLOOM_P(1), is_union);
 	PG_RETURN_BLOOM_P(result);
 }

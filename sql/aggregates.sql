@@ -21,6 +21,14 @@ FROM users;
 -- the same with the filter joined in from its table row by row
 SELECT count(*) FILTER (WHERE NOT bloom_contains(f.f, u.id)) AS joined_fn
 FROM users u JOIN user_filters f ON f.col = 'id';
+-- a filter given as a bound parameter is decoded once for the whole query
+SELECT f::text AS id_filter_text FROM user_filters WHERE col = 'id' \gset
+PREPARE probe_param(bloom) AS
+SELECT count(*) FILTER (WHERE NOT bloom_contains($1, id)) AS param_fn,
+       count(*) FILTER (WHERE bloom_contains($1, id + 1)) < 4000 AS few_false_positives
+FROM users;
+EXECUTE probe_param(:'id_filter_text');
+DEALLOCATE probe_param;
 -- an int4 literal finds a bigint key
 SELECT bloom_contains(f, 70) AS int4_literal, bloom_contains(f, 70::int2) AS int2_literal
 FROM user_filters WHERE col = 'id';
