@@ -75,7 +75,7 @@ package_is_installed() {
 # postgresql-common exactly: asking for the newest would upgrade
 # postgresql-common too, so the version already there is requested.
 install_build_tools() {
-	local wanted=(dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" make gcc)
+	local wanted=(build-essential dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" make gcc)
 	local missing=() package common_version
 	for package in "${wanted[@]}"; do
 		package_is_installed "$package" || missing+=("$package")
