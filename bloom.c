@@ -834,3 +834,34 @@ bf_unique_hashes(uint64_t *hashes, size_t n)
 			hashes[kept++] = hashes[i];
 	return kept;
 }
+
+/*
+ * Merges two sorted buffers of distinct hashes into out (room for na + nb)
+ * and returns how many distinct hashes it holds.
+ */
+size_t
+bf_merge_hashes(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
+				uint64_t *out)
+{
+	size_t		i = 0;
+	size_t		j = 0;
+	size_t		n = 0;
+
+	while (i < na && j < nb)
+	{
+		if (a[i] < b[j])
+			out[n++] = a[i++];
+		else if (b[j] < a[i])
+			out[n++] = b[j++];
+		else
+		{
+			out[n++] = a[i++];
+			j++;
+		}
+	}
+	while (i < na)
+		out[n++] = a[i++];
+	while (j < nb)
+		out[n++] = b[j++];
+	return n;
+}

@@ -180,9 +180,12 @@ extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 
-/* Hash buffers: sort and de-duplicate in place, returns the new length. */
+/* Hash buffers: sort, de-duplicate in place, merge sorted distinct runs. */
 extern BF_HIDDEN void bf_sort_hashes(uint64_t *hashes, size_t n);
 extern BF_HIDDEN size_t bf_unique_hashes(uint64_t *hashes, size_t n);
+extern BF_HIDDEN size_t bf_merge_hashes(const uint64_t *a, size_t na,
+										const uint64_t *b, size_t nb,
+										uint64_t *out);
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t

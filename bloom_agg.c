@@ -58,6 +58,7 @@ typedef struct BloomAggState
 	Size		nhashes;
 	Size		maxhashes;
 	Size		compact_at;		/* self-sizing: de-duplicate when this full */
+	bool		sorted;			/* hashes are sorted and distinct */
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
@@ -110,6 +111,20 @@ GrowHashes(BloomAggState *state, Size wanted, MemoryContext aggcontext)
 	state->maxhashes = newmax;
 }
 
+/*
+ * Sorts and de-duplicates the buffer unless it already is: sorted hashes
+ * insert in block order, and the self-sizing forms count what is left.
+ */
+static void
+SortHashes(BloomAggState *state)
+{
+	if (state->sorted)
+		return;
+	bf_sort_hashes(state->hashes, state->nhashes);
+	state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
+	state->sorted = true;
+}
+
 /* Moves the buffered hashes into the filter (fixed form only). */
 static void
 FlushHashes(BloomAggState *state)
@@ -120,6 +135,7 @@ FlushHashes(BloomAggState *state)
 	bf_add_hashes(bf_bits(BloomData(state->filter)), header.nblocks, header.k,
 				  state->hashes, state->nhashes);
 	state->nhashes = 0;
+	state->sorted = true;
 }
 
 /* The fixed form's switch from hashes to bits. */
@@ -135,7 +151,7 @@ MaterializeFilter(BloomAggState *state, MemoryContext aggcontext)
 	state->filter = BloomAlloc(&header);
 	MemoryContextSwitchTo(old);
 
-	bf_sort_hashes(state->hashes, state->nhashes);
+	SortHashes(state);
 	FlushHashes(state);
 	if (state->hashes != NULL)
 		pfree(state->hashes);
@@ -170,8 +186,7 @@ MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
 	{
 		Size		before = state->nhashes;
 
-		bf_sort_hashes(state->hashes, state->nhashes);
-		state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
+		SortHashes(state);
 
 		/*
 		 * Mostly distinct values make de-duplication a waste of sorting:
@@ -190,6 +205,7 @@ AppendHash(BloomAggState *state, uint64 hash, MemoryContext aggcontext)
 	if (state->nhashes == state->maxhashes)
 		MakeRoom(state, 1, aggcontext);
 	state->hashes[state->nhashes++] = hash;
+	state->sorted = false;
 }
 
 /*
@@ -222,6 +238,7 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 	state->capacity = capacity;
 	state->fpr = fpr;
 	state->compact_at = 1024;
+	state->sorted = true;
 	return state;
 }
 
@@ -307,8 +324,9 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
- * Final function of every bloom_agg form.  It sorts the state's buffer in
- * place, which changes nothing the state means, so it may run more than once.
+ * Final function of every bloom_agg form.  It sorts and de-duplicates the
+ * state's buffer in place, which changes nothing the state means, so it may
+ * run more than once.
  */
 Datum
 bloom_agg_final(PG_FUNCTION_ARGS)
@@ -322,10 +340,9 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
-	bf_sort_hashes(state->hashes, state->nhashes);
+	SortHashes(state);
 	if (state->capacity == 0)
 	{
-		state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
 		SizeFilter(Max((int64) state->nhashes, 1), state->fpr, &header);
 		header.inserted = state->nhashes;
 		bloom = BloomAlloc(&header);
@@ -350,6 +367,30 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	header.key_tag = state->key_tag;
 	BloomWriteHeader(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
+}
+
+/*
+ * Combines two sorted states by a linear merge: workers sort their own
+ * hashes before sending them (bloom_agg_serialize), so the leader's share
+ * of the work is a merge rather than a sort of everything.
+ */
+static void
+MergeHashes(BloomAggState *into, const BloomAggState *from, MemoryContext aggcontext)
+{
+	Size		total = into->nhashes + from->nhashes;
+	uint64	   *merged;
+
+	if (total > MaxAllocHugeSize / sizeof(uint64))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many values for one bloom_agg")));
+	merged = MemoryContextAllocHuge(aggcontext, Max(total, MIN_HASHES) * sizeof(uint64));
+	into->nhashes = bf_merge_hashes(into->hashes, into->nhashes,
+									from->hashes, from->nhashes, merged);
+	if (into->hashes != NULL)
+		pfree(into->hashes);
+	into->hashes = merged;
+	into->maxhashes = Max(total, MIN_HASHES);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
@@ -384,11 +425,17 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 			MaterializeFilter(into, aggcontext);
 		BloomCombineInto(into->filter, from->filter, true);
 	}
-	MakeRoom(into, from->nhashes, aggcontext);
-	if (from->nhashes > 0)
-		memcpy(into->hashes + into->nhashes, from->hashes,
-			   from->nhashes * sizeof(uint64));
-	into->nhashes += from->nhashes;
+	if (into->sorted && from->sorted && into->filter == NULL && from->nhashes > 0)
+		MergeHashes(into, from, aggcontext);
+	else
+	{
+		MakeRoom(into, from->nhashes, aggcontext);
+		if (from->nhashes > 0)
+			memcpy(into->hashes + into->nhashes, from->hashes,
+				   from->nhashes * sizeof(uint64));
+		into->nhashes += from->nhashes;
+		into->sorted = into->sorted && from->nhashes == 0;
+	}
 	PG_RETURN_POINTER(into);
 }
 
@@ -401,6 +448,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
+	SortHashes(state);			/* in the worker, so the leader merges */
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, AGG_STATE_VERSION);
 	pq_sendint64(&buf, state->capacity);

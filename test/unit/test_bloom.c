@@ -310,6 +310,18 @@ test_sort_and_unique(void)
 		if (bf_block_of(h[i - 1], 12345) > bf_block_of(h[i], 12345))
 			sorted = 0;
 	check(sorted, "sorted hashes visit blocks in order");
+	{
+		uint64_t	a[] = {1, 4, 6, 9};
+		uint64_t	b[] = {2, 4, 9, 12, 15};
+		uint64_t	out[9];
+		uint64_t	expect[] = {1, 2, 4, 6, 9, 12, 15};
+		size_t		merged = bf_merge_hashes(a, 4, b, 5, out);
+
+		check(merged == 7 && memcmp(out, expect, sizeof(expect)) == 0,
+			  "merge of sorted distinct runs is sorted and distinct");
+		check(bf_merge_hashes(a, 4, b, 0, out) == 4 && bf_merge_hashes(a, 0, b, 5, out) == 5,
+			  "merge with an empty run copies the other");
+	}
 	free(h);
 }
 
