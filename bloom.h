@@ -181,7 +181,7 @@ extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 
 /* Hash buffers: sort, de-duplicate in place, merge sorted distinct runs. */
-extern BF_HIDDEN void bf_sort_hashes(uint64_t *hashes, size_t n);
+extern BF_HIDDEN void bf_sort_hashes(uint64_t *hashes, size_t n, uint64_t *scratch);
 extern BF_HIDDEN size_t bf_unique_hashes(uint64_t *hashes, size_t n);
 extern BF_HIDDEN size_t bf_merge_hashes(const uint64_t *a, size_t na,
 										const uint64_t *b, size_t nb,

@@ -229,7 +229,7 @@ check_sort_unique(const uint64_t *hashes, size_t n)
 	memcpy(mine + n, hashes, (n / 4) * sizeof(uint64_t));
 	memcpy(reference, mine, total * sizeof(uint64_t));
 
-	bf_sort_hashes(mine, total);
+	bf_sort_hashes(mine, total, NULL);
 	qsort(reference, total, sizeof(uint64_t), compare_u64);
 	FUZZ_CHECK(memcmp(mine, reference, total * sizeof(uint64_t)) == 0);
 

@@ -210,7 +210,8 @@ run_autopkgtest() {
 }
 
 as_postgres() {
-	runuser -u postgres -- "$@"
+	# from / : the postgres user may not enter the caller's directory
+	(cd / && runuser -u postgres -- "$@")
 }
 
 # A cluster of its own, its socket in its own directory: nothing shared

@@ -299,7 +299,18 @@ test_sort_and_unique(void)
 
 	for (size_t i = 0; i < n; i++)
 		h[i] = key_hash(i % 100000, 0);
-	bf_sort_hashes(h, n);
+	{
+		uint64_t   *copy = malloc(n * sizeof(uint64_t));
+		uint64_t   *scratch = malloc(n * sizeof(uint64_t));
+
+		memcpy(copy, h, n * sizeof(uint64_t));
+		bf_sort_hashes(copy, n, scratch);
+		bf_sort_hashes(h, n, NULL);
+		check(memcmp(copy, h, n * sizeof(uint64_t)) == 0,
+			  "sorting with scratch space gives the in-place order");
+		free(copy);
+		free(scratch);
+	}
 	for (size_t i = 1; i < n; i++)
 		if (h[i - 1] > h[i])
 			sorted = 0;
