@@ -1,0 +1,150 @@
+/*
+ * chase.c: the memory-latency floor of a Bloom filter probe.
+ *
+ * A probe of a blocked filter reads one random 64-byte block.  Once the
+ * filter is larger than the caches, that read costs one memory access that
+ * nothing in the probe can avoid; this program measures that cost on the
+ * machine at hand, so the benchmark can judge the probe's overhead against
+ * the hardware rather than against a fixed number.
+ *
+ * The buffer (same size as the filter, allocated with malloc like a
+ * detoasted value) is cut into 64-byte lines linked into one random cycle
+ * (Sattolo's algorithm).  Each load's address comes from the previous load,
+ * so the hardware can neither prefetch nor overlap the loads: the time per
+ * step is the latency of one random access.
+ *
+ * Usage: chase BYTES   prints the median ns per load over several rounds.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define LINE_BYTES 64
+#define ROUNDS 7
+#define CALIBRATION_STEPS 100000
+#define ROUND_NS 1e8			/* about 0.1 s per round */
+
+typedef struct Line
+{
+	struct Line *next;
+	char		pad[LINE_BYTES - sizeof(struct Line *)];
+} Line;
+
+/* splitmix64: a fixed seed keeps the cycle the same from run to run. */
+static uint64_t
+next_random(uint64_t *state)
+{
+	uint64_t	z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+	z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+	z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+	return z ^ (z >> 31);
+}
+
+/* Links the lines into a single cycle through all of them, in random order. */
+static void
+link_random_cycle(Line *lines, size_t nlines)
+{
+	size_t	   *order = malloc(nlines * sizeof(size_t));
+	uint64_t	state = 42;
+
+	if (order == NULL)
+	{
+		perror("malloc");
+		exit(1);
+	}
+	for (size_t i = 0; i < nlines; i++)
+		order[i] = i;
+	/* Sattolo: swapping only with earlier slots yields one n-cycle. */
+	for (size_t i = nlines - 1; i > 0; i--)
+	{
+		size_t		j = next_random(&state) % i;
+		size_t		tmp = order[i];
+
+		order[i] = order[j];
+		order[j] = tmp;
+	}
+	for (size_t i = 0; i < nlines; i++)
+		lines[i].next = &lines[order[i]];
+	free(order);
+}
+
+static double
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* Follows the chain for steps loads; returns where it ended. */
+static Line *
+chase(Line *start, long steps)
+{
+	Line	   *p = start;
+
+	for (long i = 0; i < steps; i++)
+		p = p->next;
+	return p;
+}
+
+static int
+compare_doubles(const void *a, const void *b)
+{
+	double		x = *(const double *) a;
+	double		y = *(const double *) b;
+
+	return (x > y) - (x < y);
+}
+
+int
+main(int argc, char **argv)
+{
+	size_t		bytes;
+	size_t		nlines;
+	Line	   *lines;
+	Line	   *p;
+	double		ns[ROUNDS];
+	double		start;
+	long		steps;
+
+	if (argc != 2 || (bytes = strtoull(argv[1], NULL, 10)) < 2 * LINE_BYTES)
+	{
+		fprintf(stderr, "usage: chase BYTES (at least %d)\n", 2 * LINE_BYTES);
+		return 2;
+	}
+	nlines = bytes / LINE_BYTES;
+	lines = malloc(nlines * sizeof(Line));
+	if (lines == NULL)
+	{
+		perror("malloc");
+		return 1;
+	}
+	link_random_cycle(lines, nlines);
+
+	/* One full lap first, so the measured rounds start from warm caches and TLB. */
+	p = chase(lines, (long) nlines);
+
+	/*
+	 * Rounds of a fixed duration rather than a fixed count: a cached buffer
+	 * needs many steps to be timed precisely, an uncached one few.
+	 */
+	start = now_ns();
+	p = chase(p, CALIBRATION_STEPS);
+	steps = (long) (ROUND_NS / ((now_ns() - start) / CALIBRATION_STEPS + 0.1));
+	if (steps < CALIBRATION_STEPS)
+		steps = CALIBRATION_STEPS;
+	for (int r = 0; r < ROUNDS; r++)
+	{
+		start = now_ns();
+		p = chase(p, steps);
+		ns[r] = (now_ns() - start) / steps;
+	}
+	qsort(ns, ROUNDS, sizeof(double), compare_doubles);
+	/* Printing where the chain ended keeps the compiler from dropping it. */
+	printf("%.2f\n", ns[ROUNDS / 2]);
+	fprintf(stderr, "ended at line %zu\n", (size_t) (p - lines));
+	return 0;
+}

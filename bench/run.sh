@@ -1,0 +1,490 @@
+#!/bin/bash
+# bench/run.sh: measures bloomfilter's performance contract (DESIGN.md) and
+# prints one table with a PASS/FAIL per target.
+#
+#   bash bench/run.sh [N]        N = rows probed and aggregated (default 3000000)
+#
+# Run as root on Debian bookworm after the extension is built and installed.
+# It installs the Debian packages it needs, starts a throwaway PostgreSQL 15
+# cluster (unix socket only, port 5541) under a temporary directory, loads the
+# data (bench/setup.sql) and removes everything when it ends, also on failure.
+#
+# Every target is a ratio against a baseline measured in the same run, so a
+# slow or busy machine shifts both sides alike.  The queries of a comparison
+# run round-robin (A B A B ...) after one untimed warm-up pass, and each side
+# is the median of its runs, timed by psql's \timing as a client sees it.
+#
+# Environment (optional): BENCH_RUNS timed runs per query (default 7, at
+# least 5), BENCH_POINT_RUNS runs of the single-row probes (default 200),
+# BENCH_LARGE_KEYS keys of the large filter (default min(3000000, N)).
+# The PL/pgSQL loop of item 5 takes seconds per run and always gets 5 runs.
+set -u
+
+N=${1:-3000000}
+RUNS=${BENCH_RUNS:-7}
+POINT_RUNS=${BENCH_POINT_RUNS:-200}
+PORT=5541
+PGBIN=/usr/lib/postgresql/15/bin
+SMALL_KEYS=300000
+# The large filter has one key per user, 3,000,000 in the contract.  It is
+# capped at N so that the users table never outgrows the requests it serves
+# (the hash join's build/probe balance stays that of the full run) and a
+# small N stays quick; below N = 3000000 the output says it was scaled.
+LARGE_KEYS=${BENCH_LARGE_KEYS:-$((N < 3000000 ? N : 3000000))}
+ADD_KEYS=20000
+PACKAGES=(postgresql-15 postgresql-client-15 postgresql-15-hll gcc libc6-dev)
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+WORK=
+PASSED=0
+FAILED=0
+
+# ---------------------------------------------------------------------------
+# Setup and teardown
+# ---------------------------------------------------------------------------
+
+die() {
+	echo "run.sh: $*" >&2
+	exit 1
+}
+
+check_arguments() {
+	[[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 10000 ] || die "N must be an integer >= 10000, got '$N'"
+	[[ $RUNS =~ ^[0-9]+$ ]] && [ "$RUNS" -ge 5 ] || die "BENCH_RUNS must be >= 5, got '$RUNS'"
+	[[ $POINT_RUNS =~ ^[0-9]+$ ]] && [ "$POINT_RUNS" -ge 5 ] || die "BENCH_POINT_RUNS must be >= 5"
+	[[ $LARGE_KEYS =~ ^[0-9]+$ ]] && [ "$LARGE_KEYS" -ge 1000 ] || die "BENCH_LARGE_KEYS must be >= 1000"
+	[ "$(id -u)" = 0 ] || die "run as root (it installs packages and runs the cluster as postgres)"
+}
+
+# Installs the Debian packages that are missing; a fresh machine has none of
+# hll, and possibly no compiler for the latency program.  dpkg-query rather
+# than dpkg -s: a removed package whose configuration files remain is known
+# to dpkg -s, yet not installed.
+ensure_packages() {
+	local package missing=()
+	for package in "${PACKAGES[@]}"; do
+		[ "$(dpkg-query -W -f '${Status}' "$package" 2>/dev/null)" = "install ok installed" ] ||
+			missing+=("$package")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		echo "installing: ${missing[*]}" >&2
+		apt-get update -qq &&
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
+			die "could not install ${missing[*]}"
+	fi
+	[ -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ] ||
+		die "the bloomfilter extension is not installed: run make && make install first"
+}
+
+# Stops the cluster and removes its directory; the EXIT trap, so it also runs
+# after an error or an interrupt.
+cleanup() {
+	[ -n "$WORK" ] || return
+	if [ -f "$WORK/data/postmaster.pid" ]; then
+		(cd "$WORK" && su postgres -c "$PGBIN/pg_ctl -D '$WORK/data' -m immediate -w stop" >/dev/null 2>&1)
+	fi
+	rm -rf "$WORK"
+}
+
+# A cluster of our own: trust authentication over a private unix socket (no
+# TCP, so nothing else on the machine can clash with it or reach it).
+start_cluster() {
+	WORK=$(mktemp -d /tmp/bloombench.XXXXXX) || die "mktemp failed"
+	chmod 755 "$WORK"
+	# The postgres user owns what the server writes: data, socket and log.
+	mkdir "$WORK/data" "$WORK/sock" "$WORK/log" &&
+		chown postgres: "$WORK/data" "$WORK/sock" "$WORK/log" &&
+		chmod 700 "$WORK/data" || die "cannot create directories in $WORK"
+	cd "$WORK" || die "cannot enter $WORK"
+	su postgres -c "$PGBIN/initdb -D '$WORK/data' -U postgres -A trust -E UTF8 --locale=C --no-sync" \
+		>"$WORK/initdb.log" 2>&1 || { cat "$WORK/initdb.log"; die "initdb failed"; }
+	# shared_buffers holds every table, so the scans measure CPU and caches,
+	# not the disk.  Durability is off because the cluster is thrown away;
+	# autovacuum is off so that no background work lands in a timing.
+	cat >>"$WORK/data/postgresql.conf" <<-EOF
+		port = $PORT
+		listen_addresses = ''
+		unix_socket_directories = '$WORK/sock'
+		shared_buffers = 1GB
+		max_parallel_workers_per_gather = 0
+		jit = off
+		autovacuum = off
+		fsync = off
+		synchronous_commit = off
+		full_page_writes = off
+		max_wal_size = 8GB
+		checkpoint_timeout = 1h
+	EOF
+	su postgres -c "$PGBIN/pg_ctl -D '$WORK/data' -l '$WORK/log/server.log' -w start" >/dev/null 2>&1 ||
+		{ tail -n 20 "$WORK/log/server.log"; die "the cluster did not start"; }
+	PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "$PORT" -U postgres)
+	"${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" || die "CREATE DATABASE failed"
+	PSQL+=(-d bench)
+}
+
+# The latency program, compiled for this machine.
+build_chase() {
+	gcc -O2 -o "$WORK/chase" "$BENCH_DIR/chase.c" || die "could not compile chase.c"
+}
+
+load_data() {
+	"${PSQL[@]}" -v n="$N" -v small_keys="$SMALL_KEYS" -v large_keys="$LARGE_KEYS" \
+		-f "$BENCH_DIR/setup.sql" >/dev/null || die "loading the data failed"
+}
+
+# One value from a query, unaligned.
+sql_value() {
+	"${PSQL[@]}" -A -t -c "$1" || die "query failed: $1"
+}
+
+# ---------------------------------------------------------------------------
+# Queries
+# ---------------------------------------------------------------------------
+
+# QUERY[label] is timed.  SETTINGS[label] runs untimed before each run of it,
+# after RESET ALL, so a comparison's queries never see each other's settings.
+# PREPARE[label] runs once per session before the first run (fetching the
+# text of a filter into a psql variable, for instance).
+declare -A QUERY SETTINGS PREPARE
+
+define_queries() {
+	local probe="SELECT count(*) FROM requests r WHERE"
+	QUERY[base]="$probe r.user_id <> 0"
+	QUERY[probe_small]="$probe bloom_contains((SELECT f FROM filters WHERE name = 'small'), r.user_id)"
+	QUERY[probe_small_literal]="$probe bloom_contains(:'small_text'::bloom, r.user_id)"
+	PREPARE[probe_small_literal]="SELECT f::text AS small_text FROM filters WHERE name = 'small' \\gset"
+	QUERY[join_small]="$probe EXISTS (SELECT 1 FROM users_small u WHERE u.id = r.user_id)"
+	SETTINGS[join_small]="SET work_mem = '4MB';"
+	QUERY[probe_large]="$probe bloom_contains((SELECT f FROM filters WHERE name = 'large'), r.user_id)"
+	QUERY[join_large]="$probe EXISTS (SELECT 1 FROM users_large u WHERE u.id = r.user_id)"
+	SETTINGS[join_large]="SET work_mem = '4MB';"
+
+	# Results are reduced to their size: sending a multi-megabyte filter to
+	# the client as text would time the output function, not the aggregate.
+	QUERY[agg_sum]="SELECT sum(id) FROM t"
+	QUERY[agg_bloom]="SELECT pg_column_size(bloom_agg(id)) FROM t"
+	QUERY[agg_bloom_fixed]="SELECT pg_column_size(bloom_agg(id, $N, 0.01)) FROM t"
+	QUERY[agg_hll]="SELECT pg_column_size(hll_add_agg(hll_hash_bigint(id))) FROM t"
+	QUERY[agg_array]="SELECT pg_column_size(array_agg(id)) FROM t"
+	QUERY[agg_serial]=${QUERY[agg_bloom]}
+	QUERY[agg_parallel]=${QUERY[agg_bloom]}
+	SETTINGS[agg_parallel]="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+
+	local keys="ARRAY(SELECT g::bigint FROM generate_series(1, $ADD_KEYS) g)"
+	QUERY[add_all_big]="SELECT pg_column_size(bloom_add_all(f, $keys)) FROM filters WHERE name = 'add_big'"
+	QUERY[add_all_small]="SELECT pg_column_size(bloom_add_all(f, $keys)) FROM filters WHERE name = 'add_small'"
+	QUERY[add_loop_big]="SELECT pg_column_size(add_loop(f, $ADD_KEYS)) FROM filters WHERE name = 'add_big'"
+
+	QUERY[point_probe]="SELECT bloom_contains(f, 42) FROM filters WHERE name = 'big'"
+	# get_byte needs the whole value: a full fetch.  length(f::bytea) is not
+	# one: octet_length reads the size from the TOAST pointer.
+	QUERY[point_fetch]="SELECT get_byte(f::bytea, 0) FROM filters WHERE name = 'big'"
+	QUERY[point_length]="SELECT length(f::bytea) FROM filters WHERE name = 'big'"
+}
+
+# ---------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------
+
+# Runs the queries named in the arguments round-robin in one session: one
+# untimed warm-up pass, then $runs timed passes.  Appends "label ms" lines to
+# $WORK/times.  Alternating spreads the drifts of a shared machine over all
+# sides of a comparison instead of letting them fall on one.
+measure() {
+	local runs=$1 label pass
+	shift
+	{
+		echo '\o /dev/null'
+		echo '\timing off'
+		for label in "$@"; do
+			echo "${PREPARE[$label]:-}"
+		done
+		for ((pass = 0; pass <= runs; pass++)); do
+			for label in "$@"; do
+				echo "RESET ALL; ${SETTINGS[$label]:-}"
+				echo "\\echo @ $pass $label"
+				echo '\timing on'
+				echo "${QUERY[$label]};"
+				echo '\timing off'
+			done
+		done
+	} >"$WORK/measure.sql"
+	"${PSQL[@]}" -f "$WORK/measure.sql" >"$WORK/measure.out" || die "measuring $* failed"
+	# Pass 0 is the warm-up.
+	awk '$1 == "@" { pass = $2; label = $3; next }
+		 $1 == "Time:" && pass > 0 { print label, $2 }' "$WORK/measure.out" >>"$WORK/times"
+}
+
+# The median of a label's timings, in ms.
+median() {
+	awk -v label="$1" '$1 == label { print $2 }' "$WORK/times" | sort -g |
+		awk '{ v[NR] = $1 }
+			 END { if (NR == 0) print "nan";
+				   else if (NR % 2) print v[(NR + 1) / 2];
+				   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# ---------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------
+
+# Arithmetic and comparisons on decimals, which bash does not have.
+calc() {
+	awk "BEGIN { printf \"%.6g\", $1 }"
+}
+
+# A number for the table: a few significant digits, no exponent.
+fmt() {
+	awk -v x="$1" 'BEGIN {
+		if (x == "nan" || x == "") { print "-"; exit }
+		a = x < 0 ? -x : x
+		if (a >= 100) printf "%.0f", x
+		else if (a >= 10) printf "%.1f", x
+		else if (a >= 0.1) printf "%.2f", x
+		else printf "%.4f", x }'
+}
+
+# Sets VERDICT to PASS or FAIL of value against a target such as "<= 1.3",
+# ">= 4" or "0.9-1.1" (a range), or to "-" for no target, and counts it.  A
+# variable rather than output: a $(...) subshell would lose the counts.
+verdict() {
+	local value=$1 target=$2
+	if [ -z "$target" ]; then
+		VERDICT=-
+		return
+	fi
+	VERDICT=$(awk -v v="$value" -v t="$target" 'BEGIN {
+		if (v == "nan") ok = 0
+		else if (t ~ /^<= /) ok = v + 0 <= substr(t, 4) + 0
+		else if (t ~ /^>= /) ok = v + 0 >= substr(t, 4) + 0
+		else { split(t, r, "-"); ok = v + 0 >= r[1] + 0 && v + 0 <= r[2] + 0 }
+		print ok ? "PASS" : "FAIL" }')
+	if [ "$VERDICT" = PASS ]; then PASSED=$((PASSED + 1)); else FAILED=$((FAILED + 1)); fi
+}
+
+# a / b, or nan when either is missing or b is zero.
+ratio_of() {
+	awk -v a="$1" -v b="$2" 'BEGIN {
+		if (a == "nan" || b == "nan" || a == "" || b == "" || b + 0 == 0) print "nan"
+		else printf "%.6g", a / b }'
+}
+
+ROW_FORMAT='%-2s %-40s %10s  %-34s %10s  %7s  %-11s %s\n'
+
+table_header() {
+	# shellcheck disable=SC2059
+	printf "$ROW_FORMAT" '#' 'measurement' 'median' 'baseline' 'median' 'ratio' 'target' 'result'
+	printf '%s\n' "$(printf '%.0s-' {1..128})"
+}
+
+# One row whose target applies to the ratio value / baseline.
+ratio_row() {
+	local num=$1 what=$2 value=$3 unit=$4 base_what=$5 base=$6 target=$7 ratio
+	ratio=$(ratio_of "$value" "$base")
+	verdict "$ratio" "$target"
+	# shellcheck disable=SC2059
+	printf "$ROW_FORMAT" "$num" "$what" "$(fmt "$value") $unit" "$base_what" "$(fmt "$base") $unit" \
+		"$(fmt "$ratio")" "$target" "$VERDICT"
+}
+
+# One row whose target applies to the value itself; the baseline, if any,
+# is shown for scale.
+value_row() {
+	local num=$1 what=$2 value=$3 unit=$4 base_what=$5 base=$6 target=$7 ratio=- base_shown=-
+	if [ "$base" != - ]; then
+		ratio=$(fmt "$(ratio_of "$value" "$base")")
+		base_shown="$(fmt "$base") $unit"
+	fi
+	verdict "$value" "$target"
+	# shellcheck disable=SC2059
+	printf "$ROW_FORMAT" "$num" "$what" "$(fmt "$value") $unit" "$base_what" "$base_shown" "$ratio" \
+		"${target:+$target $unit}" "$VERDICT"
+}
+
+# ---------------------------------------------------------------------------
+# The measurements, numbered as in the contract
+# ---------------------------------------------------------------------------
+
+# 1 and 3 (cache-resident filter): probe scan against the trivial scan, the
+# literal filter and the exact hash semi-join.
+probe_small() {
+	local base bloom literal join
+	measure "$RUNS" base probe_small probe_small_literal join_small
+	base=$(median base) bloom=$(median probe_small)
+	literal=$(median probe_small_literal) join=$(median join_small)
+	ratio_row 1 "probe scan, 300k-key filter (table)" "$bloom" ms "scan with user_id <> 0" "$base" "<= 1.3"
+	ratio_row 1 "probe scan, same filter as a literal" "$literal" ms "filter from the table" "$bloom" "0.9-1.1"
+	ratio_row 3 "hash semi-join, 300k users" "$join" ms "probe scan, 300k-key filter" "$bloom" ">= 4"
+}
+
+# 2 and 3 (filter larger than the caches): the extra time per probe against
+# the latency of one dependent random load, and the hash semi-join.
+probe_large() {
+	local base bloom join bytes floor extra
+	measure "$RUNS" base probe_large join_large
+	base=$(median base) bloom=$(median probe_large) join=$(median join_large)
+	bytes=$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'large'))")
+	floor=$("$WORK/chase" "$bytes" 2>/dev/null) || die "chase failed"
+	extra=$(calc "($bloom - $base) * 1e6 / $N")
+	ratio_row 2 "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ms "scan with user_id <> 0" "$base" ""
+	ratio_row 2 "extra per probe, $(size_label "$bytes") filter" "$extra" ns "dependent random load" "$floor" "<= 1.5"
+	ratio_row 3 "hash semi-join, $(keys_label "$LARGE_KEYS") users" "$join" ms "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ">= 2.5"
+	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes = $floor ns")
+}
+
+# 4: aggregation against sum, hll and array_agg, and the parallel speedup.
+aggregation() {
+	local sum bloom fixed hll array serial parallel
+	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array
+	sum=$(median agg_sum) bloom=$(median agg_bloom) fixed=$(median agg_bloom_fixed)
+	hll=$(median agg_hll) array=$(median agg_array)
+	ratio_row 4 "bloom_agg(id)" "$bloom" ms "sum(id)" "$sum" "<= 1.5"
+	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "sum(id)" "$sum" "<= 1.5"
+	ratio_row 4 "bloom_agg(id)" "$bloom" ms "hll_add_agg(hll_hash_bigint(id))" "$hll" ""
+	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "hll_add_agg(hll_hash_bigint(id))" "$hll" ""
+	ratio_row 4 "bloom_agg(id)" "$bloom" ms "array_agg(id)" "$array" ""
+	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "array_agg(id)" "$array" ""
+
+	measure "$RUNS" agg_serial agg_parallel
+	serial=$(median agg_serial) parallel=$(median agg_parallel)
+	ratio_row 4 "bloom_agg(id) serial" "$serial" ms "same, parallel (2 workers)" "$parallel" ">= 1.3"
+	check_parallel
+}
+
+# The parallel row only means something if the workers ran and the result is
+# the serial one; both go into the notes.
+check_parallel() {
+	local launched same
+	launched=$("${PSQL[@]}" -A -t <<-EOF | grep -o 'Workers Launched: [0-9]*' | head -n 1
+		${SETTINGS[agg_parallel]}
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${QUERY[agg_parallel]};
+	EOF
+	)
+	same=$("${PSQL[@]}" -A -t <<-EOF | tail -n 1
+		SELECT md5(bloom_agg(id)::bytea) AS serial FROM t \gset
+		${SETTINGS[agg_parallel]}
+		SELECT md5(bloom_agg(id)::bytea) = :'serial' FROM t;
+	EOF
+	)
+	NOTES+=("4: parallel bloom_agg: ${launched:-no workers launched}; filter identical to the serial one: ${same:-?}")
+}
+
+# 5: a batch of keys into a large filter against the same into a tiny one,
+# and against a PL/pgSQL loop of bloom_add.  The loop copies the whole filter
+# at least once per key and takes seconds per run, so it gets the minimum of
+# 5 runs, in a pair of its own (add_all_vs_loop: add_all_big relabelled).
+batch_adds() {
+	local big small loop big_again
+	measure "$RUNS" add_all_big add_all_small
+	big=$(median add_all_big) small=$(median add_all_small)
+	ratio_row 5 "bloom_add_all, 20k keys, 2.4 MB filter" "$big" ms "same into a 1 KB filter" "$small" "<= 1.5"
+	QUERY[add_all_vs_loop]=${QUERY[add_all_big]}
+	measure 5 add_all_vs_loop add_loop_big
+	big_again=$(median add_all_vs_loop) loop=$(median add_loop_big)
+	ratio_row 5 "PL/pgSQL loop of bloom_add, 2.4 MB" "$loop" ms "bloom_add_all, 2.4 MB filter" "$big_again" ""
+}
+
+# 6: one probe of a stored 12 MB filter, per statement; the full fetch of
+# the value and the bare row lookup show what it is made of.
+point_probe() {
+	local probe fetch length
+	measure "$POINT_RUNS" point_probe point_fetch point_length
+	probe=$(median point_probe) fetch=$(median point_fetch) length=$(median point_length)
+	value_row 6 "point probe of a 12 MB stored filter" "$probe" ms "full fetch: get_byte(f::bytea, 0)" "$fetch" "<= 0.2"
+	value_row 6 "row lookup, no fetch: length(f::bytea)" "$length" ms "" - ""
+	NOTES+=("6: length(f::bytea) reads the size from the TOAST pointer and fetches nothing, so it is the floor of any statement on this row; get_byte(f::bytea, 0) fetches the whole value")
+}
+
+# 7: space and accuracy of the large filter.
+accuracy() {
+	local bits rate
+	bits=$(sql_value "SELECT bits::float8 / inserted FROM bloom_info((SELECT f FROM filters WHERE name = 'large'))")
+	rate=$(sql_value "SELECT avg(bloom_contains((SELECT f FROM filters WHERE name = 'large'), k)::int)::float8
+		FROM generate_series(1000000000000::bigint, 1000000000000 + $N - 1) k")
+	value_row 7 "bits per key, $(keys_label "$LARGE_KEYS")-key filter, fpr 0.01" "$bits" "" "" - "<= 10.0"
+	value_row 7 "false-positive rate, N absent keys" "$rate" "" "" - "<= 0.0105"
+}
+
+keys_label() {
+	awk -v k="$1" 'BEGIN { if (k >= 1e6) printf "%gM", k / 1e6; else if (k >= 1e3) printf "%gk", k / 1e3; else print k }'
+}
+
+size_label() {
+	awk -v b="$1" 'BEGIN { if (b >= 1e6) printf "%.1f MB", b / 1e6; else printf "%.0f KB", b / 1e3 }'
+}
+
+# Plans of the comparisons whose plan the planner chooses, so a reader can
+# see which hash join was beaten.
+note_plans() {
+	local label plan
+	for label in join_small join_large; do
+		plan=$("${PSQL[@]}" -A -t -c "${SETTINGS[$label]} EXPLAIN (COSTS OFF) ${QUERY[$label]}" |
+			grep -E 'Join|Aggregate|Scan' | sed 's/^ *-> *//; s/^ *//' | paste -sd '/' -)
+		NOTES+=("3: plan of $label: $plan")
+	done
+}
+
+# The installed library's time and checksum, to tell builds apart.
+library_id() {
+	local library
+	library="$("$PGBIN/pg_config" --pkglibdir)/bloomfilter.so"
+	echo "$library installed $(date -u -r "$library" '+%Y-%m-%d %H:%M:%S UTC'), md5 $(md5sum <"$library" | cut -c1-12)"
+}
+
+print_machine() {
+	echo "machine: $(nproc) cores,$(grep -m 1 'model name' /proc/cpuinfo | cut -d: -f2)," \
+		"$(awk '/MemTotal/ { printf "%.1f GB", $2 / 1048576 }' /proc/meminfo) memory;" \
+		"load average at start $LOAD_START, at end $(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "postgresql: $(sql_value 'SELECT version()')"
+	# Which build was measured: the installed library changes as work goes on,
+	# and a run that straddles a reinstall measured two builds.
+	local library_now
+	library_now=$(library_id)
+	echo "extension: bloomfilter $(sql_value "SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'"), $library_now"
+	[ "$library_now" = "$LIBRARY_AT_START" ] ||
+		echo "WARNING: bloomfilter.so was reinstalled during the run (at start: $LIBRARY_AT_START); rerun"
+	echo "N = $N rows probed and aggregated; $RUNS timed runs per query (median), $POINT_RUNS for the point probes"
+	echo "filters: small $(keys_label $SMALL_KEYS) keys, large $(keys_label "$LARGE_KEYS") keys$(
+		[ "$LARGE_KEYS" -lt 3000000 ] && echo " (scaled down from the contract's 3M, which gives the 3.6 MB filter: the default is min(3000000, N))")"
+	# The settings that were overridden belong to the command that reproduces the run.
+	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS)=' | sort | tr '\n' ' ')bash bench/run.sh $N"
+}
+
+main() {
+	local started=$SECONDS
+	check_arguments
+	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+	LIBRARY_AT_START=$(library_id)
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
+	ensure_packages
+	start_cluster
+	build_chase
+	echo "loading data (N = $N) ..." >&2
+	load_data
+	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
+	define_queries
+	NOTES=()
+	: >"$WORK/times"
+
+	echo
+	table_header
+	probe_small
+	probe_large
+	aggregation
+	batch_adds
+	point_probe
+	accuracy
+	echo
+	echo "targets: $PASSED passed, $FAILED failed"
+	note_plans
+	# Notes start with the number of the measurement they explain.
+	printf '%s\n' "${NOTES[@]}" | sort -s -t: -k1,1n
+	echo
+	print_machine
+	echo "runtime: $((SECONDS - started)) s"
+}
+
+main "$@"
