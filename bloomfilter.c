@@ -69,6 +69,7 @@ typedef struct FilterCache
 	struct varlena *constant;	/* or the constant argument it came from */
 	Bloom	   *filter;
 	bool		owned;			/* filter is a copy in fn_mcxt */
+	bool		kind_checked;	/* the key type fits filter's kind */
 	BfHeader	header;			/* filter's, decoded */
 	Oid			sliced_toastrelid;	/* the value last probed by slices */
 	Oid			sliced_valueid;
@@ -733,6 +734,7 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 	if (stored->filter != NULL && stored->owned)
 		pfree(stored->filter);
 	stored->filter = NULL;
+	stored->kind_checked = false;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	stored->filter = DatumGetBloomP(PointerGetDatum(raw));
 	MemoryContextSwitchTo(old);
@@ -740,6 +742,26 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 	BloomReadHeader(stored->filter, &stored->header);
 	*header = stored->header;
 	return stored->filter;
+}
+
+/*
+ * The filter this call site cached, if the argument is that same filter: the
+ * same TOAST value, or the same constant.  Per row, so kept cheap.
+ */
+static Bloom *
+CachedFilterFor(FunctionCallInfo fcinfo, int argno)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+	FilterCache *stored = &GetCallCache(fcinfo)->stored;
+	struct varatt_external pointer;
+
+	if (stored->filter == NULL)
+		return NULL;
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return raw == stored->constant ? stored->filter : NULL;
+	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
+	return SameStoredValue(&pointer, stored->toastrelid, stored->valueid) ?
+		stored->filter : NULL;
 }
 
 /*
@@ -1019,16 +1041,25 @@ bloom_add(PG_FUNCTION_ARGS)
 static bool
 ProbeOne(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 {
-	KeyType    *key = KeyTypeOfArg(fcinfo, value_arg);
+	CallCache  *cache = GetCallCache(fcinfo);
 	Datum		value = PG_GETARG_DATUM(value_arg);
+	KeyType    *key;
 	Bloom	   *bloom;
 	BfHeader	header;
 	bool		result;
 
+	/* A scan's every row after the first: nothing to look up or check. */
+	bloom = CachedFilterFor(fcinfo, filter_arg);
+	if (bloom != NULL && cache->stored.kind_checked &&
+		cache->key.collation == PG_GET_COLLATION())
+		return BloomTestValue(bloom, &cache->stored.header, &cache->key, value);
+
+	key = KeyTypeOfArg(fcinfo, value_arg);
 	if (ProbeStoredSlices(fcinfo, filter_arg, key, value, &result))
 		return result;
 	bloom = ProbeFilterArg(fcinfo, filter_arg, &header);
 	CheckKeyKind(&header, key);
+	cache->stored.kind_checked = (bloom == cache->stored.filter);
 	return BloomTestValue(bloom, &header, key, value);
 }
 
