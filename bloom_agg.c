@@ -204,9 +204,9 @@ MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
 
 		/*
 		 * Mostly distinct values make de-duplication a waste of sorting:
-		 * back off until the buffer has grown fourfold.
+		 * back off until the buffer has grown sixteenfold.
 		 */
-		state->compact_at = state->nhashes > before * 3 / 4 ? before * 4 : 1024;
+		state->compact_at = state->nhashes > before * 3 / 4 ? before * 16 : 1024;
 		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
 			return;
 	}
