@@ -1149,11 +1149,11 @@ bloom_add_all(PG_FUNCTION_ARGS)
 
 /*
  * Probes every non-NULL element; stops at the first answer equal to
- * stop_on.  Returns NULL (via *isnull) when no element decided it and some
- * were NULL, as x = ALL/ANY (array) do.
+ * stop_on.  Returns NULL when no element decided it and some were NULL, as
+ * x = ALL/ANY (array) do.
  */
-static bool
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on, bool *result_isnull)
+static Datum
+ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
 	KeyType    *key = KeyTypeOfArray(fcinfo, array);
@@ -1178,8 +1178,9 @@ ProbeArray(FunctionCallInfo fcinfo, bool stop_on, bool *result_isnull)
 		}
 	}
 	array_free_iterator(iterator);
-	*result_isnull = !decided && saw_null;
-	return decided ? stop_on : !stop_on;
+	if (!decided && saw_null)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(decided ? stop_on : !stop_on);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_all);
@@ -1187,12 +1188,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_all);
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	bool		isnull;
-	bool		result = ProbeArray(fcinfo, false, &isnull);
-
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
+	return ProbeArray(fcinfo, false);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_any);
@@ -1200,12 +1196,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_any);
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	bool		isnull;
-	bool		result = ProbeArray(fcinfo, true, &isnull);
-
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
+	return ProbeArray(fcinfo, true);
 }
 
 /* ---------------------------------------------------------------------
