@@ -608,6 +608,19 @@ bf_block_test(const uint8_t *block, uint64_t hash, int k)
  * so the block of a hash a few places ahead is prefetched; sorted hashes
  * (the aggregates sort theirs) also walk the blocks in order.
  */
+/* Prefetches the block a hash maps to, where the compiler can. */
+static inline void
+prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	__builtin_prefetch(bits + (size_t) bf_block_of(hash, nblocks) * BF_BLOCK_BYTES, 1);
+#else
+	(void) bits;
+	(void) nblocks;
+	(void) hash;
+#endif
+}
+
 void
 bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 			  const uint64_t *hashes, size_t n)
@@ -616,10 +629,8 @@ bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 
 	for (size_t i = 0; i < n; i++)
 	{
-#if defined(__GNUC__) || defined(__clang__)
 		if (i + ahead < n)
-			__builtin_prefetch(bits + (size_t) bf_block_of(hashes[i + ahead], nblocks) * BF_BLOCK_BYTES, 1);
-#endif
+			prefetch_block(bits, nblocks, hashes[i + ahead]);
 		bf_block_add(bits + (size_t) bf_block_of(hashes[i], nblocks) * BF_BLOCK_BYTES,
 					 hashes[i], k);
 	}
