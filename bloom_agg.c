@@ -76,7 +76,9 @@ AggregateContext(FunctionCallInfo fcinfo, const char *name)
 	MemoryContext aggcontext;
 
 	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		elog(ERROR, "%s called in non-aggregate context", name);
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s can only be called by an aggregate", name)));
 	return aggcontext;
 }
 
@@ -463,6 +465,14 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
 	SortHashes(state, true);	/* in the worker, so the leader merges */
+
+	/* A state travels as one bytea, so it is limited to 1 GB. */
+	if (state->nhashes > (MaxAllocSize - 64 - (state->filter ? VARSIZE(state->filter) : 0)) / sizeof(uint64))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bloom_agg state of " UINT64_FORMAT " distinct values is too large for a parallel plan",
+						(uint64) state->nhashes),
+				 errhint("Run the query without parallelism: SET max_parallel_workers_per_gather = 0.")));
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, AGG_STATE_VERSION);
 	pq_sendint64(&buf, state->capacity);

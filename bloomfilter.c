@@ -34,6 +34,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
+#include "nodes/primnodes.h"
 #include "utils/array.h"
 #include "common/hashfn.h"
 #include "utils/builtins.h"
@@ -309,16 +310,22 @@ BuiltinKeyKind(Oid basetype)
 	}
 }
 
-/* The type's unqualified name: stable across databases, unlike its OID. */
+/*
+ * The type's schema-qualified name: stable across a dump and restore, unlike
+ * its OID, and different for same-named types of different schemas.
+ */
 static char *
 TypeNameOf(Oid typid)
 {
 	HeapTuple	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(typid));
+	Form_pg_type type;
 	char	   *name;
 
 	if (!HeapTupleIsValid(tuple))
 		elog(ERROR, "cache lookup failed for type %u", typid);
-	name = pstrdup(NameStr(((Form_pg_type) GETSTRUCT(tuple))->typname));
+	type = (Form_pg_type) GETSTRUCT(tuple);
+	name = psprintf("%s.%s", get_namespace_name(type->typnamespace),
+					NameStr(type->typname));
 	ReleaseSysCache(tuple);
 	return name;
 }
@@ -680,29 +687,55 @@ ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
 }
 
 /*
+ * Whether the argument is a Const of the expression: the same value at the
+ * same address for as long as this call site lives.  (A PL/pgSQL variable is
+ * an external Param, "stable" to the planner, but its memory is freed and
+ * reused as it is reassigned, so only a Const may be recognised by address.)
+ */
+static bool
+ArgIsConst(FmgrInfo *flinfo, int argno)
+{
+	Node	   *expr = flinfo->fn_expr;
+	List	   *args;
+
+	if (expr == NULL)
+		return false;
+	if (IsA(expr, FuncExpr))
+		args = ((FuncExpr *) expr)->args;
+	else if (IsA(expr, OpExpr))
+		args = ((OpExpr *) expr)->args;
+	else
+		return false;
+	return argno < list_length(args) && IsA(list_nth(args, argno), Const);
+}
+
+/*
  * The filter argument of a probe, with its decoded header.
  *
  * A filter read from a table arrives as a TOAST pointer on every row;
  * detoasting it per row would copy megabytes per row, so the detoasted copy
  * and its header are kept for the rest of the query, keyed by the TOAST
  * value's identity (which also keeps a join over many stored filters
- * correct).  A constant filter (a literal, a bound parameter) is decoded once
- * too.  Other inline values are used in place, and their header is decoded
- * unless its bytes match the last one's.
+ * correct).  A constant filter (a literal) is decoded once too.  Other
+ * inline values are used in place, and their header is decoded unless its
+ * bytes match the last one's.
  *
- * XXX: a TOAST value id could only be reused after the value was vacuumed
- * away and the OID counter wrapped, which cannot happen within one query.
+ * XXX: a cache can outlive a query (PL/pgSQL keeps expression state for the
+ * transaction), but a TOAST value never changes, and its id could only name
+ * another value after the OID counter wrapped around.
  */
 static Bloom *
 ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 {
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	CallCache  *cache = GetCallCache(fcinfo);
-	FilterCache *stored = &cache->stored;
-	struct varatt_external pointer;
+	FilterCache *stored = &GetCallCache(fcinfo)->stored;
+	struct varatt_external pointer = {0};
+	bool		is_stored = VARATT_IS_EXTERNAL_ONDISK(raw);
+	Bloom	   *filter;
+	BfHeader	decoded;
 	MemoryContext old;
 
-	if (VARATT_IS_EXTERNAL_ONDISK(raw))
+	if (is_stored)
 	{
 		VARATT_EXTERNAL_GET_POINTER(pointer, raw);
 		if (stored->filter != NULL &&
@@ -711,17 +744,14 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 			*header = stored->header;
 			return stored->filter;
 		}
-		stored->toastrelid = pointer.va_toastrelid;
-		stored->valueid = pointer.va_valueid;
 	}
-	else if (get_fn_expr_arg_stable(fcinfo->flinfo, argno))
+	else if (ArgIsConst(fcinfo->flinfo, argno))
 	{
 		if (stored->filter != NULL && stored->constant == raw)
 		{
 			*header = stored->header;
 			return stored->filter;
 		}
-		stored->constant = raw;
 	}
 	else
 	{
@@ -731,17 +761,23 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 		return bloom;
 	}
 
+	/* Decode and validate first: a failure must leave no half-made cache. */
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	filter = DatumGetBloomP(PointerGetDatum(raw));
+	MemoryContextSwitchTo(old);
+	BloomReadHeader(filter, &decoded);
+
 	if (stored->filter != NULL && stored->owned)
 		pfree(stored->filter);
-	stored->filter = NULL;
+	stored->filter = filter;
+	stored->owned = (Pointer) filter != (Pointer) raw;
+	stored->header = decoded;
 	stored->kind_checked = false;
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	stored->filter = DatumGetBloomP(PointerGetDatum(raw));
-	MemoryContextSwitchTo(old);
-	stored->owned = (Pointer) stored->filter != (Pointer) raw;
-	BloomReadHeader(stored->filter, &stored->header);
-	*header = stored->header;
-	return stored->filter;
+	stored->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
+	stored->valueid = is_stored ? pointer.va_valueid : InvalidOid;
+	stored->constant = is_stored ? NULL : raw;
+	*header = decoded;
+	return filter;
 }
 
 /*
@@ -832,6 +868,22 @@ ProbeStoredSlices(FunctionCallInfo fcinfo, int filter_arg, KeyType *key,
  * ---------------------------------------------------------------------
  */
 
+/*
+ * Base64 sizes, computed in size_t: pg_b64_enc_len and pg_b64_dec_len work
+ * in int and overflow for values over 512 MB.
+ */
+static size_t
+Base64EncodedLength(size_t bytes)
+{
+	return (bytes + 2) / 3 * 4;
+}
+
+static size_t
+Base64DecodedRoom(size_t encoded)
+{
+	return encoded / 4 * 3 + 3;
+}
+
 PG_FUNCTION_INFO_V1(bloom_in);
 /* Text input: "bloom:" followed by the base64 of the serialised value. */
 Datum
@@ -856,7 +908,7 @@ bloom_in(PG_FUNCTION_ARGS)
 									  BLOOM_TEXT_PREFIX)));
 		PG_RETURN_NULL();
 	}
-	if (input_len - BLOOM_TEXT_PREFIX_LEN > (size_t) pg_b64_enc_len(BF_MAX_VALUE_BYTES))
+	if (input_len - BLOOM_TEXT_PREFIX_LEN > Base64EncodedLength(BF_MAX_VALUE_BYTES))
 	{
 		report_input_error(fcinfo->context,
 						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
@@ -867,9 +919,9 @@ bloom_in(PG_FUNCTION_ARGS)
 	}
 
 	encoded_len = (int) (input_len - BLOOM_TEXT_PREFIX_LEN);
-	decoded = palloc(pg_b64_dec_len(encoded_len) + 1);
+	decoded = palloc(Base64DecodedRoom(encoded_len));
 	decoded_len = pg_b64_decode(encoded, encoded_len, decoded,
-								pg_b64_dec_len(encoded_len) + 1);
+								(int) Base64DecodedRoom(encoded_len));
 	if (decoded_len < 0)
 	{
 		report_input_error(fcinfo->context,
@@ -902,7 +954,7 @@ bloom_out(PG_FUNCTION_ARGS)
 	char	   *text;
 	int			encoded_len;
 
-	encoded_max = BLOOM_TEXT_PREFIX_LEN + (size_t) pg_b64_enc_len((int) len) + 1;
+	encoded_max = BLOOM_TEXT_PREFIX_LEN + Base64EncodedLength(len) + 1;
 	if (encoded_max > MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -83,3 +83,24 @@ FROM over;
 -- counters stop at their maximum instead of wrapping to zero
 SELECT (bloom_info(bloom_add('bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid))).inserted AS saturated_add,
        (bloom_info('bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom | 'bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom)).inserted AS saturated_union;
+
+-- a PL/pgSQL variable is reassigned and its memory reused: every probe must
+-- see the filter the variable holds now, never one cached for an old value
+-- (here an empty filter and a filter holding i take turns)
+DO $$
+DECLARE
+	f bloom;
+	misses int := 0;
+BEGIN
+	FOR i IN 1..40 LOOP
+		f := CASE WHEN i % 2 = 1 THEN bloom_empty(100) ELSE bloom_add(bloom_empty(100), i) END;
+		IF bloom_contains(f, i) <> (i % 2 = 0) THEN
+			misses := misses + 1;
+		END IF;
+		IF bloom_contains_any(f, ARRAY[i]) <> (i % 2 = 0) THEN
+			misses := misses + 1;
+		END IF;
+	END LOOP;
+	RAISE NOTICE 'plpgsql variable probes wrong: %', misses;
+END $$;
+

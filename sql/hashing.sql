@@ -100,3 +100,13 @@ CREATE COLLATION case_insensitive (provider = icu, locale = 'und-u-ks-level2', d
 SELECT bloom_add(bloom_empty(10), 'abc' COLLATE case_insensitive);
 SELECT bloom_add(bloom_empty(10), 'abc'::text) @> ('ABC' COLLATE case_insensitive);
 SELECT bloom_add(bloom_empty(10), 'abc' COLLATE "C") @> 'abc' AS deterministic_collation_ok;
+
+-- same-named types in different schemas are different kinds
+CREATE SCHEMA s1;
+CREATE SCHEMA s2;
+CREATE TYPE s1.color AS (r int, g int, b int);
+CREATE TYPE s2.color AS (r int, g int, b int);
+SELECT bloom_add(bloom_empty(10), ROW(1, 2, 3)::s1.color) @> ROW(1, 2, 3)::s1.color AS same_type;
+SELECT bloom_add(bloom_empty(10), ROW(1, 2, 3)::s1.color) @> ROW(1, 2, 3)::s2.color;
+DROP SCHEMA s1 CASCADE;
+DROP SCHEMA s2 CASCADE;
