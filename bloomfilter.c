@@ -35,6 +35,7 @@
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
 #include "nodes/primnodes.h"
+#include "port/pg_bswap.h"
 #include "utils/array.h"
 #include "common/hashfn.h"
 #include "utils/builtins.h"
@@ -458,15 +459,16 @@ KeyTypeOfArg(FunctionCallInfo fcinfo, int argno)
 	return KeyTypeFor(fcinfo, typid);
 }
 
-/* Not defined in bloom.h: little-endian, so the hash is the same everywhere. */
+/* The int64's little-endian bytes, so the hash is the same on every platform. */
 static uint64
 HashInt64(int64 value, uint64 seed)
 {
-	uint8		bytes[8];
+	uint64		bytes = (uint64) value;
 
-	for (int i = 0; i < 8; i++)
-		bytes[i] = (uint8) ((uint64) value >> (8 * i));
-	return bf_hash(bytes, sizeof(bytes), seed);
+#ifdef WORDS_BIGENDIAN
+	bytes = pg_bswap64(bytes);
+#endif
+	return bf_hash(&bytes, sizeof(bytes), seed);
 }
 
 /*
