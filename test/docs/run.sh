@@ -36,23 +36,19 @@ export LC_ALL=C
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 here="$repo/test/docs"
+. "$repo/test/lib.sh"
 # Only names the socket file inside our private directory: no TCP listener.
 port=${DOCS_TEST_PORT:-5562}
-bindir=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+PGBIN=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
 
-passed=0
-failed=0
 work=""
 
-# Records one check's result in the TAP-like format CI greps for.
+# Records one check's result by its status (0 is a pass).
 report() {
-	local status=$1 name=$2
-	if [ "$status" -eq 0 ]; then
-		echo "ok - $name"
-		passed=$((passed + 1))
+	if [ "$1" -eq 0 ]; then
+		ok "$2"
 	else
-		echo "not ok - $name"
-		failed=$((failed + 1))
+		not_ok "$2"
 	fi
 }
 
@@ -61,16 +57,11 @@ show_log() {
 	sed 's/^/#   /' "$1"
 }
 
-# Runs a command as the postgres OS user from a directory it can read.
-as_postgres() {
-	(cd "$work" && su -s /bin/sh postgres -c "$1")
-}
-
 # Stops the cluster and removes every file we made; runs on any exit.
 cleanup() {
 	if [ -n "$work" ] && [ -d "$work" ]; then
-		if [ -f "$work/data/postmaster.pid" ]; then
-			as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
+		if cluster_up "$work"; then
+			cluster_stop "$work" immediate >/dev/null 2>&1
 		fi
 		rm -rf "$work"
 	fi
@@ -81,16 +72,14 @@ start_cluster() {
 	work=$(mktemp -d -t bloom-docs.XXXXXX) || return 1
 	chmod 755 "$work"
 	chown postgres "$work" || return 1
-	as_postgres "'$bindir/initdb' -D '$work/data' -A trust -U postgres -E UTF8 --locale=C" \
-		>"$work/initdb.log" 2>&1 || { show_log "$work/initdb.log"; return 1; }
-	as_postgres "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w \
-		-o \"-p $port -k '$work' -c listen_addresses='' -c fsync=off\" start" \
-		>"$work/pg_ctl.log" 2>&1 || { show_log "$work/pg_ctl.log"; show_log "$work/server.log"; return 1; }
+	cluster_init "$work" >"$work/initdb.log" 2>&1 || { show_log "$work/initdb.log"; return 1; }
+	cluster_start "$work" "$port" -c fsync=off >"$work/pg_ctl.log" 2>&1 ||
+		{ show_log "$work/pg_ctl.log"; show_log "$work/server.log"; return 1; }
 }
 
 # psql against the throwaway cluster; a runaway block cannot hang CI.
 run_psql() {
-	PGOPTIONS="-c statement_timeout=60s" "$bindir/psql" -X -q -v ON_ERROR_STOP=1 \
+	PGOPTIONS="-c statement_timeout=60s" "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 \
 		-h "$work" -p "$port" -U postgres "$@"
 }
 
@@ -225,24 +214,20 @@ documents_create_extension() {
 main() {
 	local doc
 	shopt -s nullglob
-	trap cleanup EXIT
-	trap "exit 130" INT TERM
+	cleanup_on_exit cleanup
 	if [ "$(id -u)" -ne 0 ]; then
-		# su to the postgres user without a password prompt needs root.
-		report 1 "run as root"
-		echo "$passed passed, $failed failed"
-		exit 1
+		# runuser to the postgres user needs root.
+		not_ok "run as root"
+		finish
 	fi
 	if ! start_cluster; then
-		report 1 "start a throwaway cluster"
-		echo "$passed passed, $failed failed"
-		exit 1
+		not_ok "start a throwaway cluster"
+		finish
 	fi
 	for doc in "$repo/README.md" "$repo"/docs/*.md; do
 		run_document "$doc"
 	done
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	finish
 }
 
 main "$@"

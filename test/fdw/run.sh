@@ -19,6 +19,7 @@
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$here/../lib.sh"
 
 PGBIN=/usr/lib/postgresql/15/bin
 PGSHARE=/usr/share/postgresql/15
@@ -33,31 +34,18 @@ SHARD_FILTER="bloom_agg(user_id, 300000, 0.01)"
 # Ids 1000001..1100000 are on no shard: they measure the false-positive rate.
 ABSENT_IDS="generate_series(1000001, 1100000)"
 
-passed=0
-failed=0
 tmp=""
 
 # -------------------------------------------------------------------------
-# Reporting
-
-pass() {
-	echo "ok - $1"
-	passed=$((passed + 1))
-}
+# Reporting (ok, not_ok and finish come from test/lib.sh)
 
 # Reports a failed check; the second argument (what was seen) is shown as
 # "#" lines so the result lines stay easy to count.
 fail() {
-	echo "not ok - $1"
-	[ -n "${2:-}" ] && printf '%s\n' "$2" | head -n 20 | sed 's/^/#   /'
-	failed=$((failed + 1))
-}
-
-# Prints the result line and stops; cleanup runs from the EXIT trap.
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit $?
+	not_ok "$1"
+	if [ -n "${2:-}" ]; then
+		printf '%s\n' "$2" | head -n 20 | sed 's/^/#   /'
+	fi
 }
 
 # -------------------------------------------------------------------------
@@ -68,9 +56,7 @@ finish() {
 ensure_packages() {
 	[ -f "$PGSHARE/extension/postgres_fdw.control" ] && [ -x "$PGBIN/initdb" ] && return 0
 	echo "# installing postgresql-15 (postgres_fdw)"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get update -qq >/dev/null &&
-		apt-get install -y -qq --no-install-recommends postgresql-15 >/dev/null
+	apt_install --no-install-recommends postgresql-15 >/dev/null
 }
 
 check_prerequisites() {
@@ -96,7 +82,7 @@ cleanup() {
 	wait 2>/dev/null
 	for dir in "$tmp"/coordinator "$tmp"/shard1 "$tmp"/shard2; do
 		[ -f "$dir/postmaster.pid" ] &&
-			su postgres -c "$PGBIN/pg_ctl -D '$dir' -m immediate -w stop" >/dev/null 2>&1
+			as_postgres "$PGBIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1
 	done
 	rm -rf "$tmp"
 }
@@ -105,7 +91,7 @@ cleanup() {
 # data is thrown away; only the loopback address and $tmp's socket are used.
 start_server() {
 	local name=$1 port=$2 dir=$tmp/$1
-	su postgres -c "$PGBIN/initdb -D '$dir' -U postgres -A trust -E UTF8 --locale=C -N" \
+	as_postgres "$PGBIN/initdb" -D "$dir" -U postgres -A trust -E UTF8 --locale=C -N \
 		>"$tmp/$name.initdb.log" 2>&1 || return 1
 	cat >>"$dir/postgresql.conf" <<-EOF
 		listen_addresses = '$HOST'
@@ -117,7 +103,7 @@ start_server() {
 		synchronous_commit = off
 		full_page_writes = off
 	EOF
-	su postgres -c "$PGBIN/pg_ctl -D '$dir' -l '$tmp/$name.log' -w -t 60 start" \
+	as_postgres "$PGBIN/pg_ctl" -D "$dir" -l "$tmp/$name.log" -w -t 60 start \
 		>/dev/null 2>&1
 }
 
@@ -140,7 +126,7 @@ start_servers() {
 		fail "three servers start on $HOST ports $COORD_PORT-$SHARD2_PORT (a port in use?)"
 		finish
 	fi
-	pass "three servers start on $HOST ports $COORD_PORT-$SHARD2_PORT"
+	ok "three servers start on $HOST ports $COORD_PORT-$SHARD2_PORT"
 }
 
 # -------------------------------------------------------------------------
@@ -169,7 +155,7 @@ check_true() {
 	local description=$1 port=$2 query=$3 out
 	out=$(sql "$port" "$query" 2>&1)
 	if [ "$out" = t ]; then
-		pass "$description"
+		ok "$description"
 	else
 		fail "$description" "$out"
 	fi
@@ -181,7 +167,7 @@ check_error() {
 	if out=$(sql "$port" "$query" -v VERBOSITY=sqlstate 2>&1); then
 		fail "$description" "no error; got: ${out:0:200}"
 	elif printf '%s\n' "$out" | grep -q "^ERROR:  $sqlstate\$"; then
-		pass "$description"
+		ok "$description"
 	else
 		fail "$description" "$out"
 	fi
@@ -198,7 +184,7 @@ check_pushdown() {
 	pushed=$(printf '%s\n' "$remote" | grep -c 'bloom_agg(')
 	printf '%s\n' "$remote" | sed 's/^ */#   /'
 	if [ "$pushed" -eq "$scans" ] && [ "$(printf '%s\n' "$remote" | grep -c .)" -eq "$scans" ]; then
-		pass "$description"
+		ok "$description"
 	else
 		fail "$description" "$plan"
 	fi
@@ -214,7 +200,7 @@ load_shards() {
 	out+=$(sql_file $SHARD2_PORT shard.sql -v shard=2 -v first_id=100001 -v per_user=2 2>&1) ||
 		status=1
 	if [ $status -eq 0 ]; then
-		pass "shards loaded: 100000 events each, ids 1..100000 and 100001..150000 (twice each)"
+		ok "shards loaded: 100000 events each, ids 1..100000 and 100001..150000 (twice each)"
 	else
 		fail "shards loaded" "$out"
 		finish
@@ -225,7 +211,7 @@ setup_coordinator() {
 	local out
 	if out=$(sql_file $COORD_PORT coordinator.sql \
 		-v shard1_port=$SHARD1_PORT -v shard2_port=$SHARD2_PORT 2>&1); then
-		pass "coordinator set up: postgres_fdw servers with extensions 'bloomfilter', foreign and partitioned tables"
+		ok "coordinator set up: postgres_fdw servers with extensions 'bloomfilter', foreign and partitioned tables"
 	else
 		fail "coordinator set up" "$out"
 		finish
@@ -249,7 +235,7 @@ check_aggregate_pushdown() {
 	plan=$(sql $COORD_PORT "EXPLAIN (VERBOSE, COSTS OFF) SELECT $SHARD_FILTER FROM shard1_plain_events" 2>&1)
 	printf '%s\n' "$plan" | grep 'Remote SQL:' | sed 's/^ */#   /'
 	if printf '%s\n' "$plan" | grep -q 'Remote SQL: SELECT user_id FROM public.events$'; then
-		pass "without the extensions option, bloom_agg is not pushed down (rows are fetched)"
+		ok "without the extensions option, bloom_agg is not pushed down (rows are fetched)"
 	else
 		fail "without the extensions option, bloom_agg is not pushed down (rows are fetched)" "$plan"
 	fi
@@ -300,7 +286,7 @@ check_membership() {
 	printf '%s\n' "$plan" | grep 'Remote SQL:' | sed 's/^ */#   /'
 	if [ "$(printf '%s\n' "$plan" | grep -c 'Remote SQL: .*WHERE .*\$1::public.bloom OPERATOR(public.@>) user_id')" -eq 2 ] &&
 		[ "$(sql $COORD_PORT "$probe" 2>&1)" = 200000 ]; then
-		pass "the unioned filter, shipped to both shards as a parameter, finds all 200000 rows there"
+		ok "the unioned filter, shipped to both shards as a parameter, finds all 200000 rows there"
 	else
 		fail "the unioned filter, shipped to both shards as a parameter, finds all 200000 rows there" "$plan"
 	fi
@@ -348,7 +334,7 @@ check_transport() {
 	on_coordinator=$(sql $COORD_PORT "CREATE TABLE fetched AS SELECT name, f FROM shard1_filters;
 		SELECT md5(f::bytea) FROM fetched WHERE name = 'events_user_id'" 2>&1)
 	if [ -n "$on_shard" ] && [ "$on_shard" = "$on_coordinator" ]; then
-		pass "stored filter read through the foreign table has the shard's exact bytes (md5 $on_shard)"
+		ok "stored filter read through the foreign table has the shard's exact bytes (md5 $on_shard)"
 	else
 		fail "stored filter read through the foreign table has the shard's exact bytes" \
 			"shard: $on_shard, coordinator: $on_coordinator"
@@ -367,7 +353,7 @@ check_transport() {
 	printf '%s\n' "$plan" | grep 'Remote SQL:' | sed 's/^ */#   /'
 	if printf '%s\n' "$plan" | grep -q 'Remote SQL:.*@>' &&
 		[ "$(sql $COORD_PORT "SELECT name FROM shard1_filters WHERE f @> 4242::bigint AND name = 'events_user_id'" 2>&1)" = events_user_id ]; then
-		pass "a probe of the stored filter (f @> 4242) runs on the shard and finds the id"
+		ok "a probe of the stored filter (f @> 4242) runs on the shard and finds the id"
 	else
 		fail "a probe of the stored filter (f @> 4242) runs on the shard and finds the id" "$plan"
 	fi
@@ -379,8 +365,6 @@ main() {
 	check_prerequisites
 	tmp=$(mktemp -d)
 	chown postgres: "$tmp"
-	# initdb and pg_ctl run as postgres, who may not be able to enter the caller's directory.
-	cd "$tmp" || exit 1
 	start_servers
 	load_shards
 	setup_coordinator
@@ -392,6 +376,5 @@ main() {
 	finish
 }
 
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+cleanup_on_exit cleanup
 main

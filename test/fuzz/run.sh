@@ -18,6 +18,7 @@ set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+. "$here/../lib.sh"
 corpus="$here/corpus"
 targets=(validate sizing)
 
@@ -30,19 +31,7 @@ cflags=(-g -O1 -Wall -Wextra -I"$repo")
 # reach no new code and would only slow each execution down.
 validate_max_len=$((56 + 128 * 64))
 
-passed=0
-failed=0
 work=""
-
-ok() {
-	echo "ok - $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok - $1"
-	failed=$((failed + 1))
-}
 
 note() {
 	echo "# $*"
@@ -66,12 +55,6 @@ show_report() {
 	fi
 }
 
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-
 cleanup() {
 	[ -n "$work" ] && rm -rf "$work"
 }
@@ -85,15 +68,11 @@ usage_error() {
 # clang, its libFuzzer/sanitizer runtime, llvm-cov (llvm-14, which clang
 # only recommends) and xxhash.h, from Debian.
 ensure_packages() {
-	local missing=() package
-	for package in clang libclang-rt-14-dev llvm-14 libxxhash-dev; do
-		dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-	done
+	local missing
+	mapfile -t missing < <(missing_packages clang libclang-rt-14-dev llvm-14 libxxhash-dev)
 	[ "${#missing[@]}" -eq 0 ] && return 0
 	note "installing ${missing[*]}"
-	if ! { apt-get update -qq &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } \
-		>"$work/apt.log" 2>&1; then
+	if ! apt_install "${missing[@]}" >"$work/apt.log" 2>&1; then
 		show_log "$work/apt.log" 20
 		not_ok "install ${missing[*]}"
 		finish

@@ -17,17 +17,16 @@ set -u
 PG_MAJOR=15
 PORT=5551
 PACKAGE=postgresql-$PG_MAJOR-bloomfilter
-PG_BIN=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=$PG_BIN/pg_config
+PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
+PG_CONFIG=$PGBIN/pg_config
 EXTENSION_DIR=/usr/share/postgresql/$PG_MAJOR/extension
 LIB_DIR=/usr/lib/postgresql/$PG_MAJOR/lib
 # The files the other suites need back once the package is gone.
 INSTALLED_FILES=("$EXTENSION_DIR/bloomfilter.control" "$EXTENSION_DIR/bloomfilter--1.0.sql" "$LIB_DIR/bloomfilter.so")
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$REPO/test/lib.sh"
 
-passed=0
-failed=0
 work=""            # temporary directory: the tree's copy, logs, the .deb
 source_dir=""      # the tree's copy, where the package is built
 cluster=""         # the throwaway cluster's directory (owned by postgres)
@@ -36,28 +35,6 @@ package_installed=""
 restore_needed=""  # set once installing the package may have replaced files
 restore_llvm=""    # "yes" if the make-installed copy had JIT bitcode
 deb=""             # the built package file
-
-ok() {
-	echo "ok - $1"
-	passed=$((passed + 1))
-}
-
-not_ok() {
-	echo "not ok - $1"
-	failed=$((failed + 1))
-}
-
-# check DESCRIPTION COMMAND...: one check line from COMMAND's exit status.
-check() {
-	local description=$1
-	shift
-	if "$@"; then
-		ok "$description"
-		return 0
-	fi
-	not_ok "$description"
-	return 1
-}
 
 # Shows the end of a log after a failure, indented so that no line of it
 # can be mistaken for a check line.
@@ -209,27 +186,21 @@ run_autopkgtest() {
 	grep -qE 'All [0-9]+ tests passed' "$work/autopkgtest.log"
 }
 
-as_postgres() {
-	# from / : the postgres user may not enter the caller's directory
-	(cd / && runuser -u postgres -- "$@")
-}
-
 # A cluster of its own, its socket in its own directory: nothing shared
 # with the system's clusters or other suites' pg_virtualenv clusters.
 start_cluster() {
 	cluster=$(mktemp -d /tmp/bloomfilter-package-pg.XXXXXX)
 	chown postgres: "$cluster"
-	as_postgres "$PG_BIN/initdb" -D "$cluster/data" -A trust -E UTF8 --locale=C --no-sync >"$work/initdb.log" 2>&1 ||
+	cluster_init "$cluster" --no-sync >"$work/initdb.log" 2>&1 ||
 		{ show_log "$work/initdb.log"; return 1; }
-	as_postgres "$PG_BIN/pg_ctl" -D "$cluster/data" -l "$cluster/server.log" -w -t 60 \
-		-o "-p $PORT -k $cluster -c listen_addresses=''" start >"$work/pg_ctl.log" 2>&1 ||
+	cluster_start "$cluster" "$PORT" >"$work/pg_ctl.log" 2>&1 ||
 		{ show_log "$work/pg_ctl.log"; show_log "$cluster/server.log"; return 1; }
 	cluster_running=1
 }
 
 # sql QUERY: the query's result, unaligned, from the throwaway cluster.
 sql() {
-	as_postgres "$PG_BIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$cluster" -p "$PORT" -d postgres -c "$1" 2>&1
+	as_postgres "$PGBIN/psql" -X -q -At -v ON_ERROR_STOP=1 -h "$cluster" -p "$PORT" -d postgres -c "$1" 2>&1
 }
 
 # sql_gives QUERY EXPECTED: the query runs and returns exactly EXPECTED.
@@ -242,7 +213,7 @@ sql_gives() {
 }
 
 stop_cluster() {
-	as_postgres "$PG_BIN/pg_ctl" -D "$cluster/data" -m fast -w -t 60 stop >>"$work/pg_ctl.log" 2>&1 || return 1
+	cluster_stop "$cluster" >>"$work/pg_ctl.log" 2>&1 || return 1
 	cluster_running=""
 }
 
@@ -288,20 +259,13 @@ cleanup() {
 	[ -n "$work" ] && rm -rf "$work"
 }
 
-finish() {
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
-}
-
 main() {
 	local started=$SECONDS
 	if [ "$(id -u)" != 0 ]; then
 		not_ok "run as root (installs and removes a package)"
 		finish
 	fi
-	trap cleanup EXIT
-	trap 'exit 130' INT TERM
+	cleanup_on_exit cleanup
 	# A package left by an interrupted run would hide whether the make
 	# install is back at the end; this run purges it like its own.
 	dpkg -s "$PACKAGE" >/dev/null 2>&1 && echo "# $PACKAGE was already installed: it will be purged"

@@ -19,31 +19,24 @@ set -u
 set -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/../lib.sh"
 PGBIN=/usr/lib/postgresql/15/bin
 PORT=5521
 STARTED=$(date +%s)
 
-passed=0
-failed=0
 work=""
 
-say_ok() { echo "ok - $1"; passed=$((passed + 1)); }
-say_not_ok() { echo "not ok - $1"; failed=$((failed + 1)); }
-
-finish() {
+# The shared finish, after the runtime line.
+finish_timed() {
 	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
-	exit
+	finish
 }
 
 # Stops and removes the cluster whatever happened.
 cleanup() {
 	if [ -n "$work" ] && [ -d "$work" ]; then
-		cd /
-		if [ -f "$work/data/postmaster.pid" ]; then
-			su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$work/data' -m immediate -w stop" \
-				>/dev/null 2>&1 ||
+		if cluster_up "$work"; then
+			cluster_stop "$work" immediate >/dev/null 2>&1 ||
 				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
 		fi
 		rm -rf "$work"
@@ -52,27 +45,20 @@ cleanup() {
 
 # Installs the Debian packages this script needs beyond the lead's set.
 ensure_packages() {
-	local missing=() pkg
-	for pkg in gcc libc6-dev libxxhash-dev postgresql-15; do
-		dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
-	done
+	local missing
+	mapfile -t missing < <(missing_packages gcc libc6-dev libxxhash-dev postgresql-15)
 	[ ${#missing[@]} -eq 0 ] && return 0
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+	apt_install "${missing[@]}" >/dev/null
 }
 
 start_cluster() {
 	work=$(mktemp -d)
 	chmod 755 "$work"
-	# the postgres user may not be allowed into the caller's directory
-	cd "$work" || return 1
 	mkdir "$work/files"
 	chown postgres "$work" "$work/files"
-	su postgres -s /bin/sh -c "$PGBIN/initdb -D '$work/data' -A trust -U postgres -E UTF8 --locale=C" \
-		>"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
+	cluster_init "$work" >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
 	# fsync off: a crash of this cluster loses nothing of value
-	su postgres -s /bin/sh -c "$PGBIN/pg_ctl -D '$work/data' -l '$work/server.log' -w \
-		-o \"-c listen_addresses='' -c port=$PORT -c unix_socket_directories='$work' \
-		-c fsync=off -c synchronous_commit=off -c full_page_writes=off\" start" \
+	cluster_start "$work" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
 		>/dev/null 2>&1 || { cat "$work/server.log"; return 1; }
 }
 
@@ -93,7 +79,7 @@ run_stage() {
 	passed=$((passed + $(grep -c '^ok - ' "$work/stage.out")))
 	failed=$((failed + $(grep -c '^not ok - ' "$work/stage.out")))
 	if [ "$status" -ne 0 ]; then
-		say_not_ok "$name stopped with an error"
+		not_ok "$name stopped with an error"
 		sed 's/^/#   /' "$work/stage.err" | tail -n 20
 		return 1
 	fi
@@ -117,7 +103,7 @@ mutation_tests() {
 		run_stage "building the mutants" -d fuzz -f "$HERE/mutants.sql" &&
 		gcc -O2 -Wall -o "$work/rechecksum" "$HERE/rechecksum.c" &&
 		forge_checksums ||
-		{ say_not_ok "mutation tests could not be set up"; return; }
+		{ not_ok "mutation tests could not be set up"; return; }
 	run_stage "mutation tests" -d fuzz -v dir="$work/files" -f "$HERE/fuzz.sql"
 	sql -c "DROP DATABASE fuzz"
 	rm -rf "$work/files"/*
@@ -137,11 +123,11 @@ property_tests() {
 		run_stage "building the value tables" -d prop -f "$HERE/values.sql" &&
 		run_stage "building the filters" -d prop -v dir="$work/files" -f "$HERE/build.sql" &&
 		run_stage "building the parallel filters" -d prop -f "$HERE/parallel.sql" ||
-		{ say_not_ok "property tests could not be set up"; return; }
+		{ not_ok "property tests could not be set up"; return; }
 	if dump_and_restore; then
-		say_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
+		ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
 	else
-		say_not_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
+		not_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
 		sed 's/^/#   /' "$work/dump.err" | tail -n 20
 	fi
 	run_stage "checking the filters" -d prop -v restored=0 -f "$HERE/check.sql"
@@ -155,41 +141,40 @@ property_tests() {
 server_survived() {
 	local start_time=$1 pid=$2
 	if [ "$(sql -c 'SELECT pg_postmaster_start_time()')" = "$start_time" ]; then
-		say_ok "postmaster start time unchanged"
+		ok "postmaster start time unchanged"
 	else
-		say_not_ok "postmaster start time changed: the server restarted"
+		not_ok "postmaster start time changed: the server restarted"
 	fi
 	if [ "$(head -n 1 "$work/data/postmaster.pid")" = "$pid" ]; then
-		say_ok "postmaster pid unchanged"
+		ok "postmaster pid unchanged"
 	else
-		say_not_ok "postmaster pid changed"
+		not_ok "postmaster pid changed"
 	fi
 	if grep -qE 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log"; then
-		say_not_ok "a server process crashed"
+		not_ok "a server process crashed"
 		grep -E 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log" |
 			head -n 5 | sed 's/^/#   /'
 	else
-		say_ok "no server process was terminated by a signal"
+		ok "no server process was terminated by a signal"
 	fi
 }
 
 main() {
 	local start_time pid
-	trap cleanup EXIT
-	trap 'exit 130' INT TERM
-	ensure_packages || { say_not_ok "installing gcc and libxxhash-dev"; finish; }
+	cleanup_on_exit cleanup
+	ensure_packages || { not_ok "installing gcc and libxxhash-dev"; finish_timed; }
 	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
-		say_not_ok "bloomfilter is not installed (run make install first)"
-		finish
+		not_ok "bloomfilter is not installed (run make install first)"
+		finish_timed
 	fi
-	start_cluster || { say_not_ok "starting a throwaway cluster on port $PORT"; finish; }
+	start_cluster || { not_ok "starting a throwaway cluster on port $PORT"; finish_timed; }
 	start_time=$(sql -c 'SELECT pg_postmaster_start_time()')
 	pid=$(head -n 1 "$work/data/postmaster.pid")
 
 	mutation_tests
 	property_tests
 	server_survived "$start_time" "$pid"
-	finish
+	finish_timed
 }
 
 main "$@"

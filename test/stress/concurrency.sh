@@ -50,7 +50,7 @@ run_concurrency() {
 	local started=$SECONDS
 	echo "# part 1: concurrency, $CONCURRENCY_CLIENTS clients on port $CONCURRENCY_PORT"
 	if ! prepare_cluster "$name" $CONCURRENCY_PORT "$STRESS_DIR/schema.sql"; then
-		check_fail "concurrency: cluster with the extension and schema set up"
+		not_ok "concurrency: cluster with the extension and schema set up"
 		return
 	fi
 

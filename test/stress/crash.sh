@@ -62,7 +62,7 @@ run_crash() {
 	local name=crash round started=$SECONDS
 	echo "# part 2: crash recovery, $CRASH_ROUNDS rounds on port $CRASH_PORT"
 	if ! prepare_cluster "$name" $CRASH_PORT "$STRESS_DIR/schema.sql"; then
-		check_fail "crash: cluster with the extension and schema set up"
+		not_ok "crash: cluster with the extension and schema set up"
 		return
 	fi
 	for round in $(seq 1 $CRASH_ROUNDS); do

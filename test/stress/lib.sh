@@ -1,15 +1,14 @@
 # lib.sh: shared plumbing of the stress tests, sourced by run.sh.
 #
-# Owns the check counters and their "ok - / not ok -" lines, the throwaway
-# clusters (initdb, start, crash, stop, removal on exit), the background
-# processes the parts start, and small psql/pgbench wrappers.  Nothing here
-# knows what a part tests.
+# Owns the stress tests' own throwaway clusters (on 127.0.0.1, with their
+# settings in postgresql.conf so that they survive a crash: initdb, start,
+# crash, stop, removal on exit), the background processes the parts start,
+# and small psql/pgbench wrappers.  The check counters and lines (ok,
+# not_ok, check) and as_postgres come from test/lib.sh, which run.sh
+# sources first.  Nothing here knows what a part tests.
 
 PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 DBNAME=stress
-
-passed=0
-failed=0
 
 # Everything a run creates lives under one directory, removed on exit.
 WORK=
@@ -22,27 +21,8 @@ BACKGROUND=()
 # Checks
 # ---------------------------------------------------------------------
 
-check_ok() {
-	echo "ok - $1"
-	passed=$((passed + 1))
-}
-
-check_fail() {
-	echo "not ok - $1"
-	failed=$((failed + 1))
-}
-
-# Passes when the command after the description succeeds; the description
-# carries the measured values either way.
-check() {
-	local description=$1
-	shift
-	if "$@"; then
-		check_ok "$description"
-	else
-		check_fail "$description"
-	fi
-}
+# check DESCRIPTION COMMAND... (test/lib.sh) passes when the command
+# succeeds; the description carries the measured values either way.
 
 # Runs commands separated by "--"; true when every one of them is.
 all_of() {
@@ -128,7 +108,7 @@ cleanup() {
 	done
 	for dir in "${CLUSTERS[@]}"; do
 		[ -f "$dir/data/postmaster.pid" ] &&
-			runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -m immediate \
+			as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m immediate \
 				-w stop >/dev/null 2>&1
 	done
 	[ -n "$WORK" ] && rm -rf "$WORK"
@@ -146,7 +126,7 @@ create_cluster() {
 	mkdir -p "$dir/data" "$dir/sock"
 	chown -R postgres "$dir"
 	CLUSTERS+=("$dir")
-	runuser -u postgres -- "$PGBIN/initdb" -N -A trust -U postgres -D "$dir/data" \
+	as_postgres "$PGBIN/initdb" -N -A trust -U postgres -D "$dir/data" \
 		>"$dir/initdb.log" 2>&1 || { sed 's/^/# /' "$dir/initdb.log"; return 1; }
 	# jit off: the 10M-row queries would cross jit_above_cost and the 1M-row
 	# ones not, and loading LLVM would then count as a memory difference.
@@ -160,20 +140,20 @@ create_cluster() {
 
 start_cluster() {
 	local dir=$WORK/$1
-	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
+	as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
 		-w -t 120 start >/dev/null 2>&1 ||
 		{ tail -n 5 "$dir/server.log" | sed 's/^/# /'; return 1; }
 }
 
 # The crash: every server process is killed, no shutdown checkpoint.
 crash_cluster() {
-	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m immediate \
+	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m immediate \
 		-w stop >/dev/null 2>&1
 }
 
 # Stops a cluster and removes its files at once, rather than all at exit.
 drop_cluster() {
-	runuser -u postgres -- "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m fast \
+	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m fast \
 		-w stop >/dev/null 2>&1 && rm -rf "${WORK:?}/$1"
 }
 

@@ -144,7 +144,7 @@ run_memory() {
 	local name=memory started=$SECONDS
 	echo "# part 3: memory, port $MEMORY_PORT"
 	if ! prepare_cluster "$name" $MEMORY_PORT "$STRESS_DIR/memory.sql"; then
-		check_fail "memory: cluster with the extension and filters set up"
+		not_ok "memory: cluster with the extension and filters set up"
 		return
 	fi
 	echo "# stored filter sizes in bytes: $(db "$name" "SELECT string_agg(id || ': ' || pg_column_size(f), ', ' ORDER BY id) FROM mem_filters")"

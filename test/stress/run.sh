@@ -11,6 +11,7 @@ set -u
 
 STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
+. "$STRESS_DIR/../lib.sh"
 . "$STRESS_DIR/lib.sh"
 . "$STRESS_DIR/concurrency.sh"
 . "$STRESS_DIR/crash.sh"
@@ -19,8 +20,8 @@ STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # A signal still ends with the counts line, and exits so that the EXIT
 # trap cleans up.
 interrupted() {
-	check_fail "stress tests interrupted by a signal"
-	echo "$passed passed, $failed failed"
+	not_ok "stress tests interrupted by a signal"
+	result_line
 	exit "$1"
 }
 
@@ -39,8 +40,7 @@ main() {
 	run_crash
 	run_memory
 	echo "# stress tests took $((SECONDS - started)) s"
-	echo "$passed passed, $failed failed"
-	[ "$failed" -eq 0 ]
+	finish
 }
 
 main "$@"
