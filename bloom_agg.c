@@ -546,7 +546,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 		old = MemoryContextSwitchTo(aggcontext);
 		state->filter = BloomFromBytes((const uint8 *) pq_getmsgbytes(&buf, len), len,
 									   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
-									   "invalid serialised bloom_agg state");
+									   "invalid serialised bloom_agg state", NULL);
 		MemoryContextSwitchTo(old);
 	}
 	pq_getmsgend(&buf);
@@ -686,7 +686,7 @@ bloom_set_agg_deserialize(PG_FUNCTION_ARGS)
 	state->filter = BloomFromBytes((const uint8 *) VARDATA_ANY(raw),
 								   VARSIZE_ANY_EXHDR(raw),
 								   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
-								   "invalid serialised bloom aggregate state");
+								   "invalid serialised bloom aggregate state", NULL);
 	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
 }

@@ -51,7 +51,8 @@ extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
 extern BF_HIDDEN void BloomReadHeader(Bloom *bloom, BfHeader *header);
 extern BF_HIDDEN void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
 extern BF_HIDDEN Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
-							 Node *escontext, const char *message);
+							 Node *escontext, const char *message,
+									 const char *shown);
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 extern BF_HIDDEN KeyType *KeyTypeOfArg(FunctionCallInfo fcinfo, int argno);
 extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);

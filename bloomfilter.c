@@ -145,12 +145,13 @@ BloomWriteHeader(Bloom *bloom, const BfHeader *header)
 /*
  * The glue's single entry to the core's validator, used by text input,
  * binary receive, the bytea cast and aggregate deserialisation.  message is
- * the primary error message; the detail says what is wrong.  Returns NULL
+ * the primary error message, followed by the start of shown (the text input)
+ * if given; the detail says what is wrong.  Formatted only on failure.  Returns NULL
  * after a soft error.
  */
 Bloom *
 BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
-			   Node *escontext, const char *message)
+			   Node *escontext, const char *message, const char *shown)
 {
 	BfHeader	header;
 	BfStatus	status;
@@ -160,10 +161,17 @@ BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
 		: bf_validate(bytes, len, &header);
 	if (status != BF_OK)
 	{
-		report_input_error(escontext,
-						   (errcode(sqlstate),
-							errmsg_internal("%s", message),
-							errdetail("%s.", bf_status_message(status))));
+		if (shown != NULL)
+			report_input_error(escontext,
+							   (errcode(sqlstate),
+								errmsg_internal("%s: \"%.40s%s\"", message, shown,
+												strlen(shown) > 40 ? "..." : ""),
+								errdetail("%s.", bf_status_message(status))));
+		else
+			report_input_error(escontext,
+							   (errcode(sqlstate),
+								errmsg_internal("%s", message),
+								errdetail("%s.", bf_status_message(status))));
 		return NULL;
 	}
 	bloom = (Bloom *) palloc(VARHDRSZ + len);
@@ -937,8 +945,7 @@ bloom_in(PG_FUNCTION_ARGS)
 
 	bloom = BloomFromBytes((uint8 *) decoded, decoded_len,
 						   ERRCODE_INVALID_TEXT_REPRESENTATION, fcinfo->context,
-						   psprintf("invalid input syntax for type bloom: \"%.40s%s\"",
-									input, input_len > 40 ? "..." : ""));
+						   "invalid input syntax for type bloom", input);
 	pfree(decoded);
 	if (bloom == NULL)
 		PG_RETURN_NULL();
@@ -985,7 +992,7 @@ bloom_recv(PG_FUNCTION_ARGS)
 
 	bloom = BloomFromBytes((const uint8 *) buf->data + buf->cursor, len,
 						   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
-						   "invalid external binary representation for type bloom");
+						   "invalid external binary representation for type bloom", NULL);
 	buf->cursor = buf->len;
 	PG_RETURN_BLOOM_P(bloom);
 }
@@ -1013,7 +1020,7 @@ bloom_from_bytea(PG_FUNCTION_ARGS)
 	PG_RETURN_BLOOM_P(BloomFromBytes((const uint8 *) VARDATA_ANY(raw),
 									   VARSIZE_ANY_EXHDR(raw),
 									   ERRCODE_INVALID_BINARY_REPRESENTATION,
-									   NULL, "invalid bytea value for type bloom"));
+									   NULL, "invalid bytea value for type bloom", NULL));
 }
 
 /* ---------------------------------------------------------------------
