@@ -46,9 +46,6 @@
 #include <math.h>
 #include <string.h>
 
-#define XXH_INLINE_ALL
-#include <xxhash.h>
-
 /* Odd multipliers for the k in-block positions.  Persisted: never change. */
 static const uint64_t position_salts[BF_MAX_K] = {
 	UINT64_C(0xe29d3ec8b7ca214d), UINT64_C(0xac0d21d890a6d93b),
@@ -561,12 +558,6 @@ bf_compatible(const BfHeader *a, const BfHeader *b)
  * ---------------------------------------------------------------------
  */
 
-uint64_t
-bf_hash(const void *data, size_t len, uint64_t seed)
-{
-	return XXH3_64bits_withSeed(data, len, seed);
-}
-
 uint32_t
 bf_block_of(uint64_t hash, uint32_t nblocks)
 {
@@ -579,28 +570,55 @@ position_in_block(uint64_t hash, int i)
 	return (unsigned) ((hash * position_salts[i]) >> (64 - 9));
 }
 
+/*
+ * On a little-endian machine bit i of a block is bit i % 64 of its 64-bit
+ * word i / 64, so setting it word-wise sets the same bits as the byte-wise
+ * definition, in fewer instructions; this runs k times per value added.
+ */
 void
 bf_block_add(uint8_t *block, uint64_t hash, int k)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	for (int i = 0; i < k; i++)
+	{
+		unsigned	pos = position_in_block(hash, i);
+		uint8_t    *at = block + (pos >> 6) * 8;
+		uint64_t	word;
+
+		/* memcpy: the block follows a 56-byte header, so it is unaligned */
+		memcpy(&word, at, sizeof(word));
+		word |= UINT64_C(1) << (pos & 63);
+		memcpy(at, &word, sizeof(word));
+	}
+#else
 	for (int i = 0; i < k; i++)
 	{
 		unsigned	pos = position_in_block(hash, i);
 
 		block[pos >> 3] |= (uint8_t) (1u << (pos & 7));
 	}
+#endif
 }
 
+/*
+ * No early exit on a clear bit: the block is often a cache miss, and a branch
+ * on its bits, as unpredictable as the bits of an absent value, would stall
+ * the CPU until the miss resolves.  Without one it runs ahead into the next
+ * row of a scan while the line is on its way, and the other k - 1 tests hit
+ * the line already fetched.
+ */
 bool
 bf_block_test(const uint8_t *block, uint64_t hash, int k)
 {
+	unsigned	all = 1;
+
 	for (int i = 0; i < k; i++)
 	{
 		unsigned	pos = position_in_block(hash, i);
 
-		if ((block[pos >> 3] & (1u << (pos & 7))) == 0)
-			return false;
+		all &= (unsigned) block[pos >> 3] >> (pos & 7);
 	}
-	return true;
+	return (all & 1) != 0;
 }
 
 /*
@@ -740,169 +758,207 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
 /* ---------------------------------------------------------------------
  * Hash buffers
  * ---------------------------------------------------------------------
+ *
+ * The aggregates need the number of distinct hashes (to size a filter) and
+ * an order that visits a large filter's blocks roughly in sequence (to insert
+ * without a cache miss per value); they do not need a full sort.  So a large
+ * buffer is split by the hashes' top bits into buckets small enough for an
+ * open-addressing table that sits in the L1/L2 cache, and each bucket is
+ * de-duplicated with that table.  The output comes out grouped by top bits,
+ * which is block order at a granularity of a few cache lines.
  */
 
-static void
-insertion_sort(uint64_t *a, size_t n)
-{
-	for (size_t i = 1; i < n; i++)
-	{
-		uint64_t	v = a[i];
-		size_t		j = i;
+#define DISTINCT_TABLE_BITS 13	/* 8192 slots, 64 kB */
+#define DISTINCT_TABLE_LIMIT (1 << (DISTINCT_TABLE_BITS - 1))	/* load <= 1/2 */
+/*
+ * At most 256 buckets per split: an out-of-place split writes one stream per
+ * bucket, and 256 of them stay within the L1 cache and the TLB.
+ */
+#define PARTITION_MAX_BITS 8
 
-		while (j > 0 && a[j - 1] > v)
-		{
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = v;
-	}
+/* The smallest b with 2^b >= n (n >= 1). */
+static int
+ceil_log2(size_t n)
+{
+	int			b = 0;
+
+	while (((size_t) 1 << b) < n)
+		b++;
+	return b;
 }
 
 /*
- * In-place most-significant-digit radix sort (American flag sort).  Hashes
- * are uniform, so after the first level the buckets fit in cache, and after
- * the second they are small enough for insertion sort.  The first level uses
- * wider digits on large inputs, because it is the only pass that misses the
- * cache, and fewer, larger buckets would leave a third pass to do.
+ * Drops duplicates from the front of a[0..n), compacting the distinct hashes
+ * to a[0..*kept), until the table would hold more than DISTINCT_TABLE_LIMIT
+ * of them.  Returns how many elements were consumed: n when all of a was
+ * de-duplicated.  Every element of a shares its top "shift" bits, so the
+ * table is indexed by the bits below them.  0 marks an empty slot, so the
+ * hash 0 is tracked apart.
  */
-#define RADIX_MAX_BITS 11
-
-static void
-radix_sort_level(uint64_t *a, size_t n, int shift, int bits)
+static size_t
+drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
 {
-	size_t		head[1 << RADIX_MAX_BITS];
-	size_t		tail[1 << RADIX_MAX_BITS];
+	const size_t limit = n < DISTINCT_TABLE_LIMIT ? n : DISTINCT_TABLE_LIMIT;
+	const int	table_bits = ceil_log2(2 * limit) < 4 ? 4 : ceil_log2(2 * limit);
+	const size_t mask = ((size_t) 1 << table_bits) - 1;
+	bool		zero_seen = false;
+	size_t		out = 0;
+	size_t		i;
+
+	memset(table, 0, (mask + 1) * sizeof(uint64_t));
+	for (i = 0; i < n; i++)
+	{
+		uint64_t	h = a[i];
+		size_t		slot = (size_t) ((h << shift) >> (64 - table_bits));
+
+		if (h == 0)
+		{
+			if (zero_seen)
+				continue;
+			if (out == limit)
+				break;
+			zero_seen = true;
+		}
+		else
+		{
+			while (table[slot] != 0 && table[slot] != h)
+				slot = (slot + 1) & mask;
+			if (table[slot] == h)
+				continue;
+			if (out == limit)
+				break;
+			table[slot] = h;
+		}
+		a[out++] = h;
+	}
+	*kept = out;
+	return i;
+}
+
+/*
+ * Splits a[0..n) into 2^bits buckets by the bits below the top "shift" ones,
+ * into dst (out of place) or in place when dst is NULL.  bounds[b] gets
+ * bucket b's end.  Out of place is much faster on a buffer larger than the
+ * cache: in place, each swap's cache miss waits for the one before it.
+ */
+static void
+partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
+				 size_t *bounds)
+{
+	size_t		next[1 << PARTITION_MAX_BITS];
 	const int	nbuckets = 1 << bits;
+	const int	down = 64 - shift - bits;
 	const uint64_t mask = (uint64_t) nbuckets - 1;
-	size_t		start = 0;
-
-	if (n <= 48)
-	{
-		insertion_sort(a, n);
-		return;
-	}
-
-	memset(tail, 0, sizeof(size_t) * nbuckets);
-	for (size_t i = 0; i < n; i++)
-		tail[(a[i] >> shift) & mask]++;
-	for (int b = 0; b < nbuckets; b++)
-	{
-		size_t		count = tail[b];
-
-		head[b] = start;
-		start += count;
-		tail[b] = start;
-	}
-
-	for (int b = 0; b < nbuckets; b++)
-	{
-		while (head[b] < tail[b])
-		{
-			uint64_t	v = a[head[b]];
-			int			digit = (int) ((v >> shift) & mask);
-
-			while (digit != b)
-			{
-				uint64_t	displaced = a[head[digit]];
-
-				a[head[digit]++] = v;
-				v = displaced;
-				digit = (int) ((v >> shift) & mask);
-			}
-			a[head[b]++] = v;
-		}
-	}
-
-	if (shift == 0)
-		return;
-	start = 0;
-	for (int b = 0; b < nbuckets; b++)
-	{
-		int			next_bits = shift >= 8 ? 8 : shift;
-
-		radix_sort_level(a + start, tail[b] - start, shift - next_bits, next_bits);
-		start = tail[b];
-	}
-}
-
-/*
- * Sorts hashes.  With scratch (room for n hashes) the first level scatters
- * into it instead of permuting in place: the in-place cycles chain one cache
- * miss to the next, while scattered writes overlap, which makes the one pass
- * over a buffer larger than the cache several times faster.
- */
-void
-bf_sort_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
-{
-	const int	bits = n > 65536 ? RADIX_MAX_BITS : 8;
-	const int	shift = 64 - bits;
-	size_t		start[1 << RADIX_MAX_BITS];
-	size_t		next[1 << RADIX_MAX_BITS];
 	size_t		position = 0;
 
-	if (scratch == NULL || n <= 65536)
-	{
-		radix_sort_level(hashes, n, shift, bits);
-		return;
-	}
-
-	memset(next, 0, sizeof(next));
+	memset(next, 0, sizeof(size_t) * nbuckets);
 	for (size_t i = 0; i < n; i++)
-		next[hashes[i] >> shift]++;
-	for (int b = 0; b < (1 << bits); b++)
+		next[(a[i] >> down) & mask]++;
+	for (int b = 0; b < nbuckets; b++)
 	{
 		size_t		count = next[b];
 
-		start[b] = next[b] = position;
+		next[b] = position;
 		position += count;
+		bounds[b] = position;
 	}
-	for (size_t i = 0; i < n; i++)
-		scratch[next[hashes[i] >> shift]++] = hashes[i];
-	for (int b = 0; b < (1 << bits); b++)
-		radix_sort_level(scratch + start[b], next[b] - start[b], shift - 8, 8);
-	memcpy(hashes, scratch, n * sizeof(uint64_t));
-}
 
-/* Removes adjacent duplicates from a sorted buffer. */
-size_t
-bf_unique_hashes(uint64_t *hashes, size_t n)
-{
-	size_t		kept = 0;
+	if (dst != NULL)
+	{
+		for (size_t i = 0; i < n; i++)
+			dst[next[(a[i] >> down) & mask]++] = a[i];
+		return;
+	}
 
-	for (size_t i = 0; i < n; i++)
-		if (kept == 0 || hashes[i] != hashes[kept - 1])
-			hashes[kept++] = hashes[i];
-	return kept;
+	/* American flag sort: cycle each misplaced hash to its bucket. */
+	for (int b = 0; b < nbuckets; b++)
+	{
+		while (next[b] < bounds[b])
+		{
+			uint64_t	v = a[next[b]];
+			int			digit = (int) ((v >> down) & mask);
+
+			while (digit != b)
+			{
+				uint64_t	displaced = a[next[digit]];
+
+				a[next[digit]++] = v;
+				v = displaced;
+				digit = (int) ((v >> down) & mask);
+			}
+			a[next[b]++] = v;
+		}
+	}
 }
 
 /*
- * Merges two sorted buffers of distinct hashes into out (room for na + nb)
- * and returns how many distinct hashes it holds.
+ * De-duplicates a[0..n), all of whose hashes share their top "shift" bits,
+ * and returns how many distinct ones are left at the front.  "expected" is
+ * the size the caller's partitioning made buckets on average (0 at the top).
+ *
+ * The table is tried first where it is likely to settle the buffer in one
+ * pass: a small buffer, the top level (a column of few distinct values), and
+ * a bucket much larger than expected (a value repeated many times).  Else, or
+ * when the table fills up, the buffer is split by its next bits into buckets
+ * expected to fit the table, and each is de-duplicated in turn.  With
+ * scratch (room for n) the split is out of place, and the bucket's own slice
+ * of a serves as scratch one level down.
+ *
+ * The recursion ends: hashes sharing 52 or more top bits take at most 4096 =
+ * DISTINCT_TABLE_LIMIT distinct values, so there the table is always tried
+ * and always holds them.
  */
-size_t
-bf_merge_hashes(const uint64_t *a, size_t na, const uint64_t *b, size_t nb,
-				uint64_t *out)
+static size_t
+distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
+			   uint64_t *scratch, uint64_t *table)
 {
-	size_t		i = 0;
-	size_t		j = 0;
-	size_t		n = 0;
+	size_t		bounds[1 << PARTITION_MAX_BITS];
+	uint64_t   *parts;
+	size_t		kept = 0;
+	size_t		start = 0;
+	int			bits;
 
-	while (i < na && j < nb)
+	if (n <= DISTINCT_TABLE_LIMIT || expected == 0 || n > 4 * expected ||
+		shift > 64 - DISTINCT_TABLE_BITS)
 	{
-		if (a[i] < b[j])
-			out[n++] = a[i++];
-		else if (b[j] < a[i])
-			out[n++] = b[j++];
-		else
-		{
-			out[n++] = a[i++];
-			j++;
-		}
+		size_t		consumed = drop_duplicates(a, n, shift, table, &kept);
+
+		if (consumed == n)
+			return kept;
+		/* The distinct front stays; the rest moves up to join it. */
+		if (kept < consumed)
+			memmove(a + kept, a + consumed, (n - consumed) * sizeof(uint64_t));
+		n = kept + (n - consumed);
 	}
-	while (i < na)
-		out[n++] = a[i++];
-	while (j < nb)
-		out[n++] = b[j++];
-	return n;
+
+	bits = ceil_log2((n + DISTINCT_TABLE_LIMIT / 2 - 1) / (DISTINCT_TABLE_LIMIT / 2));
+	if (bits > PARTITION_MAX_BITS)
+		bits = PARTITION_MAX_BITS;
+	if (bits > 64 - shift)
+		bits = 64 - shift;
+	partition_hashes(a, n, shift, bits, scratch, bounds);
+	parts = scratch != NULL ? scratch : a;
+	kept = 0;
+	for (int b = 0; b < (1 << bits); b++)
+	{
+		size_t		len = bounds[b] - start;
+		size_t		distinct = distinct_level(parts + start, len, shift + bits,
+											  n >> bits,
+											  scratch != NULL ? a + start : NULL,
+											  table);
+
+		/* kept <= start: the bucket's survivors move down, never up. */
+		memmove(a + kept, parts + start, distinct * sizeof(uint64_t));
+		kept += distinct;
+		start = bounds[b];
+	}
+	return kept;
+}
+
+size_t
+bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
+{
+	uint64_t	table[1 << DISTINCT_TABLE_BITS];
+
+	return distinct_level(hashes, n, 0, 0, scratch, table);
 }

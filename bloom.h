@@ -22,6 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Header-only xxHash: nothing to link, and the hash inlines where it runs. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 /*
  * Core functions stay out of the module's dynamic symbol table: calls from
  * the glue then bind directly instead of through the PLT, and can never bind
@@ -159,8 +163,18 @@ extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
 extern BF_HIDDEN bool bf_kinds_compatible(const BfHeader *a, const BfHeader *b);
 
-/* Hashing and the bit layout. */
-extern BF_HIDDEN uint64_t bf_hash(const void *data, size_t len, uint64_t seed);
+/*
+ * The one hash of a value's canonical bytes: XXH3-64 with the filter's seed.
+ * Inline because it runs once per row; with a constant length (8 bytes for
+ * integers) the compiler also drops XXH3's dispatch on the length.
+ */
+static inline uint64_t
+bf_hash(const void *data, size_t len, uint64_t seed)
+{
+	return XXH3_64bits_withSeed(data, len, seed);
+}
+
+/* The bit layout. */
 extern BF_HIDDEN uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
 extern BF_HIDDEN void bf_block_add(uint8_t *block, uint64_t hash, int k);
 extern BF_HIDDEN bool bf_block_test(const uint8_t *block, uint64_t hash, int k);
@@ -180,12 +194,14 @@ extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 
-/* Hash buffers: sort, de-duplicate in place, merge sorted distinct runs. */
-extern BF_HIDDEN void bf_sort_hashes(uint64_t *hashes, size_t n, uint64_t *scratch);
-extern BF_HIDDEN size_t bf_unique_hashes(uint64_t *hashes, size_t n);
-extern BF_HIDDEN size_t bf_merge_hashes(const uint64_t *a, size_t na,
-										const uint64_t *b, size_t nb,
-										uint64_t *out);
+/*
+ * Removes duplicate hashes in place and returns how many distinct ones are
+ * left at the front.  A large buffer comes out grouped by the hashes' top
+ * bits, so inserting it walks a filter's blocks in order.  scratch, room for
+ * n hashes or NULL, makes a buffer larger than the cache much faster.
+ */
+extern BF_HIDDEN size_t bf_distinct_hashes(uint64_t *hashes, size_t n,
+										   uint64_t *scratch);
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t

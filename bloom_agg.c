@@ -10,7 +10,7 @@
  * Every form of bloom_agg starts by collecting the 64-bit hashes of its
  * values, 8 bytes per value.  The self-sizing forms (no capacity given) must:
  * they learn how many distinct values there are only at the end, when the
- * buffer is sorted, de-duplicated, and the filter sized for what is left.
+ * buffer is de-duplicated and the filter sized for what is left.
  * While running, a full buffer is de-duplicated in place before it is grown,
  * so duplicates cost no memory.
  *
@@ -18,9 +18,9 @@
  * its hashes would take more room than the bits.  A GROUP BY with many small
  * groups thus holds a few hashes per group, not one full filter per group.
  *
- * Sorted hashes also insert in block order (a block is picked from the high
- * bits of the hash), which walks a large filter sequentially instead of
- * taking one cache miss per value.
+ * De-duplicated hashes come out grouped by their high bits, which pick the
+ * block, so inserting them walks a large filter in order instead of taking
+ * one cache miss per value.
  *
  * Because the final filter depends only on the set of hashes and the count
  * of values, a parallel plan's partial states combine into a filter that is
@@ -47,6 +47,7 @@
 
 typedef struct BloomAggState
 {
+	MemoryContext aggcontext;	/* where the state and its buffers live */
 	int64		capacity;		/* fixed form; 0 for the self-sizing forms */
 	double		fpr;
 	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
@@ -58,7 +59,7 @@ typedef struct BloomAggState
 	Size		nhashes;
 	Size		maxhashes;
 	Size		compact_at;		/* self-sizing: de-duplicate when this full */
-	bool		sorted;			/* hashes are sorted and distinct */
+	bool		distinct;		/* hashes are de-duplicated and grouped */
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
@@ -98,7 +99,7 @@ FixedFilterBytes(const BloomAggState *state)
 }
 
 static void
-GrowHashes(BloomAggState *state, Size wanted, MemoryContext aggcontext)
+GrowHashes(BloomAggState *state, Size wanted)
 {
 	Size		newmax = Max(Max(wanted, MIN_HASHES), state->maxhashes + state->maxhashes / 2);
 
@@ -107,38 +108,37 @@ GrowHashes(BloomAggState *state, Size wanted, MemoryContext aggcontext)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many values for one bloom_agg")));
 	if (state->hashes == NULL)
-		state->hashes = MemoryContextAllocHuge(aggcontext, newmax * sizeof(uint64));
+		state->hashes = MemoryContextAllocHuge(state->aggcontext, newmax * sizeof(uint64));
 	else
 		state->hashes = repalloc_huge(state->hashes, newmax * sizeof(uint64));
 	state->maxhashes = newmax;
 }
 
 /*
- * Sorts and de-duplicates the buffer unless it already is: sorted hashes
- * insert in block order, and the self-sizing forms count what is left.
+ * De-duplicates the buffer unless it already is: the self-sizing forms count
+ * what is left, and the result inserts in block order.
  */
 static void
-SortHashes(BloomAggState *state, bool at_end)
+DistinctHashes(BloomAggState *state, bool at_end)
 {
 	uint64	   *scratch = NULL;
 
-	if (state->sorted)
+	if (state->distinct)
 		return;
 
 	/*
-	 * Scratch space makes sorting a large buffer much faster.  It is taken
-	 * only at the end of a state's life (final, serialize), so while rows
-	 * come in the state stays at 8 bytes per value.
+	 * Scratch space makes a buffer larger than the cache much faster.  It is
+	 * taken only at the end of a state's life (final, serialize), so while
+	 * rows come in the state stays at 8 bytes per value.
 	 */
 	if (at_end && state->nhashes > 65536)
 		scratch = MemoryContextAllocExtended(CurrentMemoryContext,
 											 state->nhashes * sizeof(uint64),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-	bf_sort_hashes(state->hashes, state->nhashes, scratch);
+	state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes, scratch);
 	if (scratch != NULL)
 		pfree(scratch);
-	state->nhashes = bf_unique_hashes(state->hashes, state->nhashes);
-	state->sorted = true;
+	state->distinct = true;
 }
 
 /* Moves the buffered hashes into the filter (fixed form only). */
@@ -151,15 +151,15 @@ FlushHashes(BloomAggState *state)
 	bf_add_hashes(bf_bits(BloomData(state->filter)), header.nblocks, header.k,
 				  state->hashes, state->nhashes);
 	state->nhashes = 0;
-	state->sorted = true;
+	state->distinct = true;
 }
 
 /* The fixed form's switch from hashes to bits. */
 static void
-MaterializeFilter(BloomAggState *state, MemoryContext aggcontext)
+MaterializeFilter(BloomAggState *state)
 {
 	BfHeader	header;
-	MemoryContext old = MemoryContextSwitchTo(aggcontext);
+	MemoryContext old = MemoryContextSwitchTo(state->aggcontext);
 
 	SizeFilter(state->capacity, state->fpr, &header);
 	header.key_kind = state->key_kind;	/* a filter with bits needs its kind */
@@ -167,11 +167,11 @@ MaterializeFilter(BloomAggState *state, MemoryContext aggcontext)
 	state->filter = BloomAlloc(&header);
 	MemoryContextSwitchTo(old);
 
-	SortHashes(state, false);
+	DistinctHashes(state, false);
 	FlushHashes(state);
 	if (state->hashes != NULL)
 		pfree(state->hashes);
-	state->hashes = MemoryContextAlloc(aggcontext, PENDING_BATCH * sizeof(uint64));
+	state->hashes = MemoryContextAlloc(state->aggcontext, PENDING_BATCH * sizeof(uint64));
 	state->maxhashes = PENDING_BATCH;
 }
 
@@ -180,7 +180,7 @@ MaterializeFilter(BloomAggState *state, MemoryContext aggcontext)
  * duplicates, switches to bits, or grows, whichever fits the state.
  */
 static void
-MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
+MakeRoom(BloomAggState *state, Size incoming)
 {
 	if (state->nhashes + incoming <= state->maxhashes)
 		return;
@@ -193,7 +193,7 @@ MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
 	else if (state->capacity > 0 &&
 			 (state->nhashes + incoming) * sizeof(uint64) >= FixedFilterBytes(state))
 	{
-		MaterializeFilter(state, aggcontext);
+		MaterializeFilter(state);
 		if (incoming <= state->maxhashes)
 			return;
 		FlushHashes(state);
@@ -202,26 +202,26 @@ MakeRoom(BloomAggState *state, Size incoming, MemoryContext aggcontext)
 	{
 		Size		before = state->nhashes;
 
-		SortHashes(state, false);
+		DistinctHashes(state, false);
 
 		/*
-		 * Mostly distinct values make de-duplication a waste of sorting:
+		 * Mostly distinct values make de-duplication a waste of time:
 		 * back off until the buffer has grown sixteenfold.
 		 */
 		state->compact_at = state->nhashes > before * 3 / 4 ? before * 16 : 1024;
 		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
 			return;
 	}
-	GrowHashes(state, state->nhashes + incoming, aggcontext);
+	GrowHashes(state, state->nhashes + incoming);
 }
 
-static void
-AppendHash(BloomAggState *state, uint64 hash, MemoryContext aggcontext)
+static inline void
+AppendHash(BloomAggState *state, uint64 hash)
 {
 	if (state->nhashes == state->maxhashes)
-		MakeRoom(state, 1, aggcontext);
+		MakeRoom(state, 1);
 	state->hashes[state->nhashes++] = hash;
-	state->sorted = false;
+	state->distinct = false;
 }
 
 /*
@@ -251,21 +251,23 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 	/* rejects bad parameters at the first row, not at the end */
 	SizeFilter(capacity == 0 ? 1 : capacity, fpr, &unused);
 	state = MemoryContextAllocZero(aggcontext, sizeof(BloomAggState));
+	state->aggcontext = aggcontext;
 	state->capacity = capacity;
 	state->fpr = fpr;
 	state->compact_at = 1024;
-	state->sorted = true;
+	state->distinct = true;
 	return state;
 }
 
 /*
  * The transition shared by the three forms.  capacity 0 means self-sizing.
- * Not STRICT: the state starts as NULL, and NULL values are skipped.
+ * Not STRICT: the state starts as NULL, and NULL values are skipped.  Only a
+ * new state needs the aggregate's context; a state can only come from an
+ * aggregate, so later rows skip the check.
  */
 static Datum
 AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
-	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg");
 	BloomAggState *state = PG_ARGISNULL(0) ? NULL
 		: (BloomAggState *) PG_GETARG_POINTER(0);
 	KeyType    *key;
@@ -278,7 +280,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	}
 
 	if (state == NULL)
-		state = NewAggState(capacity, fpr, aggcontext);
+		state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
 	else if (state->capacity != capacity || state->fpr != fpr)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -286,7 +288,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 
 	key = KeyTypeOfArg(fcinfo, 1);
 	NoteKeyKind(state, key->kind, key->tag);
-	AppendHash(state, KeyHash(key, PG_GETARG_DATUM(1), 0), aggcontext);
+	AppendHash(state, KeyHash(key, PG_GETARG_DATUM(1), 0));
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }
@@ -340,9 +342,9 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
- * Final function of every bloom_agg form.  It sorts and de-duplicates the
- * state's buffer in place, which changes nothing the state means, so it may
- * run more than once.
+ * Final function of every bloom_agg form.  It de-duplicates the state's
+ * buffer in place, which changes nothing the state means, so it may run more
+ * than once.
  */
 Datum
 bloom_agg_final(PG_FUNCTION_ARGS)
@@ -356,7 +358,7 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
-	SortHashes(state, true);
+	DistinctHashes(state, true);
 	if (state->capacity == 0)
 	{
 		SizeFilter(Max((int64) state->nhashes, 1), state->fpr, &header);
@@ -383,30 +385,6 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	header.key_tag = state->key_tag;
 	BloomWriteHeader(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
-}
-
-/*
- * Combines two sorted states by a linear merge: workers sort their own
- * hashes before sending them (bloom_agg_serialize), so the leader's share
- * of the work is a merge rather than a sort of everything.
- */
-static void
-MergeHashes(BloomAggState *into, const BloomAggState *from, MemoryContext aggcontext)
-{
-	Size		total = into->nhashes + from->nhashes;
-	uint64	   *merged;
-
-	if (total > MaxAllocHugeSize / sizeof(uint64))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many values for one bloom_agg")));
-	merged = MemoryContextAllocHuge(aggcontext, Max(total, MIN_HASHES) * sizeof(uint64));
-	into->nhashes = bf_merge_hashes(into->hashes, into->nhashes,
-									from->hashes, from->nhashes, merged);
-	if (into->hashes != NULL)
-		pfree(into->hashes);
-	into->hashes = merged;
-	into->maxhashes = Max(total, MIN_HASHES);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
@@ -438,20 +416,26 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	if (from->filter != NULL)
 	{
 		if (into->filter == NULL)
-			MaterializeFilter(into, aggcontext);
+			MaterializeFilter(into);
 		BloomCombineInto(into->filter, from->filter, true);
 	}
-	if (into->sorted && from->sorted && into->filter == NULL && from->nhashes > 0)
-		MergeHashes(into, from, aggcontext);
-	else
+	if (from->nhashes == 0)
+		PG_RETURN_POINTER(into);
+
+	/*
+	 * A self-sizing state is not de-duplicated here, in place: the final
+	 * function does it once for all the states, with scratch space.
+	 */
+	if (into->capacity == 0)
 	{
-		MakeRoom(into, from->nhashes, aggcontext);
-		if (from->nhashes > 0)
-			memcpy(into->hashes + into->nhashes, from->hashes,
-				   from->nhashes * sizeof(uint64));
-		into->nhashes += from->nhashes;
-		into->sorted = into->sorted && from->nhashes == 0;
+		if (into->nhashes + from->nhashes > into->maxhashes)
+			GrowHashes(into, into->nhashes + from->nhashes);
 	}
+	else
+		MakeRoom(into, from->nhashes);
+	memcpy(into->hashes + into->nhashes, from->hashes, from->nhashes * sizeof(uint64));
+	into->nhashes += from->nhashes;
+	into->distinct = false;
 	PG_RETURN_POINTER(into);
 }
 
@@ -464,7 +448,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
-	SortHashes(state, true);	/* in the worker, so the leader merges */
+	DistinctHashes(state, true);	/* in the worker, sparing the leader */
 
 	/* A state travels as one bytea, so it is limited to 1 GB. */
 	if (state->nhashes > (MaxAllocSize - 64 - (state->filter ? VARSIZE(state->filter) : 0)) / sizeof(uint64))
@@ -533,7 +517,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 						 nhashes <= (buf.len - buf.cursor) / (int64) sizeof(uint64));
 	if (nhashes > 0)
 	{
-		GrowHashes(state, (Size) nhashes, aggcontext);
+		GrowHashes(state, (Size) nhashes);
 		memcpy(state->hashes, pq_getmsgbytes(&buf, nhashes * sizeof(uint64)),
 			   nhashes * sizeof(uint64));
 		state->nhashes = nhashes;

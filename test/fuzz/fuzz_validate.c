@@ -215,31 +215,65 @@ check_estimates(const uint8_t *bits, const BfHeader *header,
 	*cardinality_out = cardinality;
 }
 
-/* The aggregates sort and de-duplicate their hash buffers with the core. */
+/*
+ * The aggregates de-duplicate their hash buffers with the core.  Each hash
+ * also appears as copies that share long runs of top bits, so that buffers
+ * of more than a table's worth of distinct hashes, and the partitioning that
+ * follows, are exercised too.
+ */
+#define DISTINCT_COPIES 16
+
 static void
-check_sort_unique(const uint64_t *hashes, size_t n)
+check_distinct(const uint64_t *hashes, size_t n)
 {
-	uint64_t	mine[MAX_PROBES * 2];
-	uint64_t	reference[MAX_PROBES * 2];
-	size_t		total = n + n / 4;
+	size_t		total = n * DISTINCT_COPIES;
+	uint64_t   *mine = malloc(total * sizeof(uint64_t));
+	uint64_t   *with_scratch = malloc(total * sizeof(uint64_t));
+	uint64_t   *scratch = malloc(total * sizeof(uint64_t));
+	uint64_t   *reference = malloc(total * sizeof(uint64_t));
+	size_t		expected = 0;
 	size_t		kept;
 
-	/* A quarter of the hashes twice, so that there is something to drop. */
-	memcpy(mine, hashes, n * sizeof(uint64_t));
-	memcpy(mine + n, hashes, (n / 4) * sizeof(uint64_t));
-	memcpy(reference, mine, total * sizeof(uint64_t));
-
-	bf_sort_hashes(mine, total, NULL);
-	qsort(reference, total, sizeof(uint64_t), compare_u64);
-	FUZZ_CHECK(memcmp(mine, reference, total * sizeof(uint64_t)) == 0);
-
-	kept = bf_unique_hashes(mine, total);
-	FUZZ_CHECK(kept >= 1 && kept <= n);
-	for (size_t i = 1; i < kept; i++)
-		FUZZ_CHECK(mine[i - 1] < mine[i]);
+	FUZZ_CHECK(mine && with_scratch && scratch && reference);
 	for (size_t i = 0; i < n; i++)
-		FUZZ_CHECK(bsearch(&hashes[i], mine, kept, sizeof(uint64_t),
-						   compare_u64) != NULL);
+		for (size_t j = 0; j < DISTINCT_COPIES; j++)
+		{
+			uint64_t	h = hashes[i];
+
+			switch (j % 4)
+			{
+				case 0:			/* a duplicate */
+					break;
+				case 1:			/* shares its top 40 bits with hashes[0]'s copies */
+					h = (hashes[0] & ~UINT64_C(0xFFFFFF)) | ((h + j) & 0xFFFFFF);
+					break;
+				case 2:			/* 8 to 56 leading zeros, and 0 itself */
+					h = (j == 14 && i % 7 == 0) ? 0 : h >> (4 * j);
+					break;
+				default:		/* low bits cleared: duplicates among themselves */
+					h &= ~UINT64_C(0xFFFF);
+					break;
+			}
+			mine[i * DISTINCT_COPIES + j] = h;
+		}
+	memcpy(with_scratch, mine, total * sizeof(uint64_t));
+	memcpy(reference, mine, total * sizeof(uint64_t));
+	qsort(reference, total, sizeof(uint64_t), compare_u64);
+	for (size_t i = 0; i < total; i++)
+		if (i == 0 || reference[i] != reference[i - 1])
+			reference[expected++] = reference[i];
+
+	kept = bf_distinct_hashes(mine, total, NULL);
+	FUZZ_CHECK(kept == expected);
+	FUZZ_CHECK(bf_distinct_hashes(with_scratch, total, scratch) == expected);
+	qsort(mine, kept, sizeof(uint64_t), compare_u64);
+	qsort(with_scratch, kept, sizeof(uint64_t), compare_u64);
+	FUZZ_CHECK(memcmp(mine, reference, kept * sizeof(uint64_t)) == 0);
+	FUZZ_CHECK(memcmp(with_scratch, reference, kept * sizeof(uint64_t)) == 0);
+	free(mine);
+	free(with_scratch);
+	free(scratch);
+	free(reference);
 }
 
 /* Union and intersection: with itself, and of a superset with its subset. */
@@ -337,7 +371,7 @@ exercise_valid(const uint8_t *value, size_t len, const BfHeader *header)
 	FUZZ_CHECK(cardinality_after >= cardinality_before);
 
 	check_set_algebra(bits, bf_bits(batch), nbytes);
-	check_sort_unique(hashes, n);
+	check_distinct(hashes, n);
 
 	/* An empty filter with this header, as bloom_empty makes one, is valid. */
 	bf_init(single, header);

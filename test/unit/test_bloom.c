@@ -289,51 +289,111 @@ test_set_algebra_and_estimates(void)
 	free(x);
 }
 
+static int
+compare_u64(const void *a, const void *b)
+{
+	uint64_t	x = *(const uint64_t *) a;
+	uint64_t	y = *(const uint64_t *) b;
+
+	return (x > y) - (x < y);
+}
+
+/* How many distinct values h[0..n) holds, by sorting a copy. */
+static size_t
+count_distinct(const uint64_t *h, size_t n)
+{
+	uint64_t   *copy = malloc(n * sizeof(uint64_t));
+	size_t		distinct = 0;
+
+	memcpy(copy, h, n * sizeof(uint64_t));
+	qsort(copy, n, sizeof(uint64_t), compare_u64);
+	for (size_t i = 0; i < n; i++)
+		if (i == 0 || copy[i] != copy[i - 1])
+			distinct++;
+	free(copy);
+	return distinct;
+}
+
+/*
+ * De-duplicates h[0..n) with and without scratch space and checks both
+ * against sorting: the same count, the same set.
+ */
 static void
-test_sort_and_unique(void)
+check_distinct(uint64_t *h, size_t n, const char *what)
+{
+	uint64_t   *copy = malloc(n * sizeof(uint64_t) + 1);
+	uint64_t   *scratch = malloc(n * sizeof(uint64_t) + 1);
+	size_t		expected = count_distinct(h, n);
+	size_t		kept;
+	size_t		kept_scratch;
+	char		label[160];
+
+	memcpy(copy, h, n * sizeof(uint64_t));
+	kept = bf_distinct_hashes(h, n, NULL);
+	kept_scratch = bf_distinct_hashes(copy, n, scratch);
+	snprintf(label, sizeof(label), "%s: %zu distinct of %zu, in place and with scratch",
+			 what, expected, n);
+	check(kept == expected && kept_scratch == expected &&
+		  count_distinct(h, kept) == kept && count_distinct(copy, kept) == kept,
+		  label);
+	qsort(h, kept, sizeof(uint64_t), compare_u64);
+	qsort(copy, kept, sizeof(uint64_t), compare_u64);
+	snprintf(label, sizeof(label), "%s: both keep the same hashes", what);
+	check(memcmp(h, copy, kept * sizeof(uint64_t)) == 0, label);
+	free(copy);
+	free(scratch);
+}
+
+static void
+test_distinct_hashes(void)
 {
 	size_t		n = 300000;
 	uint64_t   *h = malloc(n * sizeof(uint64_t));
-	int			sorted = 1;
+	uint64_t   *scratch = malloc(n * sizeof(uint64_t));
+	int			grouped = 1;
 	size_t		kept;
 
+	/* Three copies of 100,000 values: the result is grouped by block. */
 	for (size_t i = 0; i < n; i++)
 		h[i] = key_hash(i % 100000, 0);
-	{
-		uint64_t   *copy = malloc(n * sizeof(uint64_t));
-		uint64_t   *scratch = malloc(n * sizeof(uint64_t));
-
-		memcpy(copy, h, n * sizeof(uint64_t));
-		bf_sort_hashes(copy, n, scratch);
-		bf_sort_hashes(h, n, NULL);
-		check(memcmp(copy, h, n * sizeof(uint64_t)) == 0,
-			  "sorting with scratch space gives the in-place order");
-		free(copy);
-		free(scratch);
-	}
-	for (size_t i = 1; i < n; i++)
-		if (h[i - 1] > h[i])
-			sorted = 0;
-	check(sorted, "radix sort orders hashes");
-	kept = bf_unique_hashes(h, n);
-	check(kept == 100000, "unique keeps one copy per distinct hash");
+	kept = bf_distinct_hashes(h, n, scratch);
+	check(kept == 100000, "distinct keeps one copy per value");
 	for (size_t i = 1; i < kept; i++)
-		if (bf_block_of(h[i - 1], 12345) > bf_block_of(h[i], 12345))
-			sorted = 0;
-	check(sorted, "sorted hashes visit blocks in order");
-	{
-		uint64_t	a[] = {1, 4, 6, 9};
-		uint64_t	b[] = {2, 4, 9, 12, 15};
-		uint64_t	out[9];
-		uint64_t	expect[] = {1, 2, 4, 6, 9, 12, 15};
-		size_t		merged = bf_merge_hashes(a, 4, b, 5, out);
+		if ((h[i - 1] >> 56) > (h[i] >> 56))
+			grouped = 0;
+	check(grouped, "a large result is grouped by its top bits, so by block");
+	check(count_distinct(h, kept) == kept, "what is kept is distinct");
 
-		check(merged == 7 && memcmp(out, expect, sizeof(expect)) == 0,
-			  "merge of sorted distinct runs is sorted and distinct");
-		check(bf_merge_hashes(a, 4, b, 0, out) == 4 && bf_merge_hashes(a, 0, b, 5, out) == 5,
-			  "merge with an empty run copies the other");
+	for (size_t i = 0; i < n; i++)
+		h[i] = key_hash(i, 1);
+	check_distinct(h, n, "all distinct");
+	for (size_t i = 0; i < n; i++)
+		h[i] = key_hash(i % 7, 2);
+	check_distinct(h, n, "seven values");
+	for (size_t i = 0; i < n; i++)
+		h[i] = 0;
+	check_distinct(h, n, "all zero");
+	for (size_t i = 0; i < n; i++)
+		h[i] = i % 3 == 0 ? 0 : key_hash(i % 5000, 3);
+	check_distinct(h, n, "zero among 5,000 values");
+	/* Long shared prefixes force the partitioning down to the low bits. */
+	for (size_t i = 0; i < n; i++)
+		h[i] = (UINT64_C(0xABCDEF) << 40) | (i % 20000);
+	check_distinct(h, n, "20,000 values sharing their top 24 bits");
+	for (size_t i = 0; i < n; i++)
+		h[i] = (UINT64_C(0x5A5A5A5A5A5A5) << 12) | (key_hash(i, 4) & 0xFFF);
+	check_distinct(h, n, "values differing only in their low 12 bits");
+	for (size_t size = 0; size <= 8200; size += size < 16 ? 1 : 1023)
+	{
+		char		what[64];
+
+		for (size_t i = 0; i < size; i++)
+			h[i] = key_hash(i % 4097, 5);
+		snprintf(what, sizeof(what), "%zu hashes around the table limit", size);
+		check_distinct(h, size, what);
 	}
 	free(h);
+	free(scratch);
 }
 
 int
@@ -344,7 +404,7 @@ main(void)
 	test_no_false_negatives();
 	test_fpr_grid();
 	test_set_algebra_and_estimates();
-	test_sort_and_unique();
+	test_distinct_hashes();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
