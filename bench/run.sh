@@ -144,8 +144,10 @@ sql_value() {
 # QUERY[label] is timed.  SETTINGS[label] runs untimed before each run of it,
 # after RESET ALL, so a comparison's queries never see each other's settings.
 # PREPARE[label] runs once per session before the first run (fetching the
-# text of a filter into a psql variable, for instance).
-declare -A QUERY SETTINGS PREPARE
+# text of a filter into a psql variable, for instance).  COMMAND[label] is a
+# shell command that prints a measurement itself (the latency program); it
+# takes its turn among the queries, so that it sees the same machine.
+declare -A QUERY SETTINGS PREPARE COMMAND
 
 define_queries() {
 	local probe="SELECT count(*) FROM requests r WHERE"
@@ -202,8 +204,12 @@ measure() {
 		done
 		for ((pass = 0; pass <= runs; pass++)); do
 			for label in "$@"; do
-				echo "RESET ALL; ${SETTINGS[$label]:-}"
 				echo "\\echo @ $pass $label"
+				if [ -n "${COMMAND[$label]:-}" ]; then
+					echo "\\! ${COMMAND[$label]} 2>/dev/null | sed 's/^/Value: /'"
+					continue
+				fi
+				echo "RESET ALL; ${SETTINGS[$label]:-}"
 				echo '\timing on'
 				echo "${QUERY[$label]};"
 				echo '\timing off'
@@ -213,7 +219,8 @@ measure() {
 	"${PSQL[@]}" -f "$WORK/measure.sql" >"$WORK/measure.out" || die "measuring $* failed"
 	# Pass 0 is the warm-up.
 	awk '$1 == "@" { pass = $2; label = $3; next }
-		 $1 == "Time:" && pass > 0 { print label, $2 }' "$WORK/measure.out" >>"$WORK/times"
+		 ($1 == "Time:" || $1 == "Value:") && pass > 0 { print label, $2 }' \
+		"$WORK/measure.out" >>"$WORK/times"
 }
 
 # The median of a label's timings, in ms.
@@ -322,15 +329,16 @@ probe_small() {
 # the latency of one dependent random load, and the hash semi-join.
 probe_large() {
 	local base bloom join bytes floor extra
-	measure "$RUNS" base probe_large join_large
-	base=$(median base) bloom=$(median probe_large) join=$(median join_large)
 	bytes=$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'large'))")
-	floor=$("$WORK/chase" "$bytes" 2>/dev/null) || die "chase failed"
+	COMMAND[floor_large]="'$WORK/chase' $bytes"
+	measure "$RUNS" base probe_large join_large floor_large
+	base=$(median base) bloom=$(median probe_large) join=$(median join_large)
+	floor=$(median floor_large)
 	extra=$(calc "($bloom - $base) * 1e6 / $N")
 	ratio_row 2 "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ms "scan with user_id <> 0" "$base" ""
 	ratio_row 2 "extra per probe, $(size_label "$bytes") filter" "$extra" ns "dependent random load" "$floor" "<= 1.5"
 	ratio_row 3 "hash semi-join, $(keys_label "$LARGE_KEYS") users" "$join" ms "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ">= 2.5"
-	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes = $floor ns")
+	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes (bench/chase.c, run in turn with the scans) = $floor ns")
 }
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
