@@ -575,8 +575,8 @@ position_in_block(uint64_t hash, int i)
  * word i / 64, so setting it word-wise sets the same bits as the byte-wise
  * definition, in fewer instructions; this runs k times per value added.
  */
-void
-bf_block_add(uint8_t *block, uint64_t hash, int k)
+static inline void
+block_add(uint8_t *block, uint64_t hash, int k)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	for (int i = 0; i < k; i++)
@@ -598,6 +598,12 @@ bf_block_add(uint8_t *block, uint64_t hash, int k)
 		block[pos >> 3] |= (uint8_t) (1u << (pos & 7));
 	}
 #endif
+}
+
+void
+bf_block_add(uint8_t *block, uint64_t hash, int k)
+{
+	block_add(block, hash, k);
 }
 
 /*
@@ -643,14 +649,16 @@ void
 bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 			  const uint64_t *hashes, size_t n)
 {
-	const size_t ahead = 8;
+	const size_t ahead = 16;
 
+	for (size_t i = 0; i < ahead && i < n; i++)
+		prefetch_block(bits, nblocks, hashes[i]);
 	for (size_t i = 0; i < n; i++)
 	{
 		if (i + ahead < n)
 			prefetch_block(bits, nblocks, hashes[i + ahead]);
-		bf_block_add(bits + (size_t) bf_block_of(hashes[i], nblocks) * BF_BLOCK_BYTES,
-					 hashes[i], k);
+		block_add(bits + (size_t) bf_block_of(hashes[i], nblocks) * BF_BLOCK_BYTES,
+				  hashes[i], k);
 	}
 }
 
@@ -771,10 +779,13 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
 #define DISTINCT_TABLE_BITS 13	/* 8192 slots, 64 kB */
 #define DISTINCT_TABLE_LIMIT (1 << (DISTINCT_TABLE_BITS - 1))	/* load <= 1/2 */
 /*
- * At most 256 buckets per split: an out-of-place split writes one stream per
- * bucket, and 256 of them stay within the L1 cache and the TLB.
+ * At most 1024 buckets per split: an out-of-place split writes one stream
+ * per bucket, and 1024 of them stay within the L2 cache and the TLB (2048
+ * were twice as slow here).  That is one split for up to 4M hashes.
  */
-#define PARTITION_MAX_BITS 8
+#define PARTITION_MAX_BITS 10
+
+#define MAX_PROBES 256
 
 /* The smallest b with 2^b >= n (n >= 1). */
 static int
@@ -794,6 +805,11 @@ ceil_log2(size_t n)
  * de-duplicated.  Every element of a shares its top "shift" bits, so the
  * table is indexed by the bits below them.  0 marks an empty slot, so the
  * hash 0 is tracked apart.
+ *
+ * A probe longer than MAX_PROBES also stops the table.  Uniform hashes at
+ * load 1/2 practically never get there, but values chosen to collide in the
+ * index bits would otherwise make this quadratic; stopping hands them to the
+ * split on further bits instead.
  */
 static size_t
 drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
@@ -821,11 +837,13 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
 		}
 		else
 		{
-			while (table[slot] != 0 && table[slot] != h)
+			size_t		probes = 0;
+
+			while (table[slot] != 0 && table[slot] != h && probes++ < MAX_PROBES)
 				slot = (slot + 1) & mask;
 			if (table[slot] == h)
 				continue;
-			if (out == limit)
+			if (out == limit || table[slot] != 0)
 				break;
 			table[slot] = h;
 		}
@@ -897,8 +915,9 @@ partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
  * the size the caller's partitioning made buckets on average (0 at the top).
  *
  * The table is tried first where it is likely to settle the buffer in one
- * pass: a small buffer, the top level (a column of few distinct values), and
- * a bucket much larger than expected (a value repeated many times).  Else, or
+ * pass, or costs little when it does not: a small buffer, a large one at the
+ * top (a column of few distinct values), and a bucket much larger than
+ * expected (a value repeated many times).  Else, or
  * when the table fills up, the buffer is split by its next bits into buckets
  * expected to fit the table, and each is de-duplicated in turn.  With
  * scratch (room for n) the split is out of place, and the bucket's own slice
@@ -918,8 +937,10 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 	size_t		start = 0;
 	int			bits;
 
-	if (n <= DISTINCT_TABLE_LIMIT || expected == 0 || n > 4 * expected ||
-		shift > 64 - DISTINCT_TABLE_BITS)
+	if (shift == 64)			/* all equal */
+		return n == 0 ? 0 : 1;
+	if (n <= DISTINCT_TABLE_LIMIT || shift > 64 - DISTINCT_TABLE_BITS ||
+		(expected == 0 ? n >= 16 * DISTINCT_TABLE_LIMIT : n > 4 * expected))
 	{
 		size_t		consumed = drop_duplicates(a, n, shift, table, &kept);
 
@@ -931,7 +952,10 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		n = kept + (n - consumed);
 	}
 
+	/* At least one bit: a table stopped by a long probe may leave few hashes. */
 	bits = ceil_log2((n + DISTINCT_TABLE_LIMIT / 2 - 1) / (DISTINCT_TABLE_LIMIT / 2));
+	if (bits < 1)
+		bits = 1;
 	if (bits > PARTITION_MAX_BITS)
 		bits = PARTITION_MAX_BITS;
 	if (bits > 64 - shift)
@@ -955,10 +979,23 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 	return kept;
 }
 
+/*
+ * The top bits that all hashes share are skipped: splitting on them would
+ * put everything in one bucket, and indexing the table by them would put
+ * everything in one slot.  The aggregates' buckets are such buffers.
+ */
 size_t
 bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
 {
 	uint64_t	table[1 << DISTINCT_TABLE_BITS];
+	uint64_t	differ = 0;
+	int			shared = 0;
 
-	return distinct_level(hashes, n, 0, 0, scratch, table);
+	for (size_t i = 1; i < n; i++)
+		differ |= hashes[i] ^ hashes[0];
+	if (differ == 0)
+		return n == 0 ? 0 : 1;
+	while ((differ & (UINT64_C(1) << (63 - shared))) == 0)
+		shared++;
+	return distinct_level(hashes, n, shared, 0, scratch, table);
 }

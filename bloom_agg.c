@@ -54,6 +54,13 @@ typedef struct BloomAggState
 	uint32		key_tag;
 	uint64		rows;			/* non-NULL values added */
 
+	/*
+	 * How the transition hashes its column: looked up for the first row,
+	 * fixed for the call site and so for the state.  NULL in a state made by
+	 * combine or deserialize, which hash nothing.
+	 */
+	const KeyType *key;
+
 	/* Hashes not yet in the filter (all of them, until there is one). */
 	uint64	   *hashes;
 	Size		nhashes;
@@ -270,7 +277,6 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
 	BloomAggState *state = PG_ARGISNULL(0) ? NULL
 		: (BloomAggState *) PG_GETARG_POINTER(0);
-	KeyType    *key;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -280,15 +286,17 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	}
 
 	if (state == NULL)
+	{
 		state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
+		state->key = KeyTypeOfArg(fcinfo, 1);
+		NoteKeyKind(state, state->key->kind, state->key->tag);
+	}
 	else if (state->capacity != capacity || state->fpr != fpr)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	key = KeyTypeOfArg(fcinfo, 1);
-	NoteKeyKind(state, key->kind, key->tag);
-	AppendHash(state, KeyHash(key, PG_GETARG_DATUM(1), 0));
+	AppendHash(state, KeyHash(state->key, PG_GETARG_DATUM(1), 0));
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }

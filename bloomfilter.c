@@ -1167,7 +1167,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	ArrayIterator iterator;
 	Datum		value;
 	bool		isnull;
-	uint64		pending[64];
+	uint64		pending[256];
 	int			npending = 0;
 
 	if (PG_ARGISNULL(0))

@@ -383,6 +383,20 @@ test_distinct_hashes(void)
 	for (size_t i = 0; i < n; i++)
 		h[i] = (UINT64_C(0x5A5A5A5A5A5A5) << 12) | (key_hash(i, 4) & 0xFFF);
 	check_distinct(h, n, "values differing only in their low 12 bits");
+	/*
+	 * Equal in the bits that index the table, yet distinct: the table gives
+	 * up on long probes instead of going quadratic, also on short buffers.
+	 */
+	for (size_t size = n; size >= 3; size /= 20)
+	{
+		char		what[80];
+
+		for (size_t i = 0; i < size; i++)
+			h[i] = ((uint64_t) (i & 1) << 63) | (UINT64_C(0x1555) << 50) |
+				(key_hash(i % 150000, 6) >> 14);
+		snprintf(what, sizeof(what), "%zu values colliding in the table's index bits", size);
+		check_distinct(h, size, what);
+	}
 	for (size_t size = 0; size <= 8200; size += size < 16 ? 1 : 1023)
 	{
 		char		what[64];
