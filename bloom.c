@@ -783,9 +783,24 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
  * per bucket, and 1024 of them stay within the L2 cache and the TLB (2048
  * were twice as slow here).  That is one split for up to 4M hashes.
  */
-#define PARTITION_MAX_BITS 10
+#define PARTITION_MAX_BITS BF_MAX_GROUP_BITS
 
 #define MAX_PROBES 256
+
+/* Leading zero bits of a nonzero word. */
+static inline int
+leading_zeros(uint64_t word)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	return __builtin_clzll(word);
+#else
+	int			zeros = 0;
+
+	while ((word & (UINT64_C(1) << (63 - zeros))) == 0)
+		zeros++;
+	return zeros;
+#endif
+}
 
 /* The smallest b with 2^b >= n (n >= 1). */
 static int
@@ -952,11 +967,15 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		n = kept + (n - consumed);
 	}
 
-	/* At least one bit: a table stopped by a long probe may leave few hashes. */
+	/*
+	 * At least one bit: a table stopped by a long probe may leave few hashes.
+	 * The top level always splits as wide as it can, so that every large
+	 * result is grouped by BF_MAX_GROUP_BITS bits (bf_count_distinct_grouped).
+	 */
 	bits = ceil_log2((n + DISTINCT_TABLE_LIMIT / 2 - 1) / (DISTINCT_TABLE_LIMIT / 2));
 	if (bits < 1)
 		bits = 1;
-	if (bits > PARTITION_MAX_BITS)
+	if (expected == 0 || bits > PARTITION_MAX_BITS)
 		bits = PARTITION_MAX_BITS;
 	if (bits > 64 - shift)
 		bits = 64 - shift;
@@ -989,13 +1008,75 @@ bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
 {
 	uint64_t	table[1 << DISTINCT_TABLE_BITS];
 	uint64_t	differ = 0;
-	int			shared = 0;
 
 	for (size_t i = 1; i < n; i++)
 		differ |= hashes[i] ^ hashes[0];
 	if (differ == 0)
 		return n == 0 ? 0 : 1;
-	while ((differ & (UINT64_C(1) << (63 - shared))) == 0)
-		shared++;
-	return distinct_level(hashes, n, shared, 0, scratch, table);
+	return distinct_level(hashes, n, leading_zeros(differ), 0, scratch, table);
+}
+
+/* How many top bits the hashes are grouped by: the most whose order never decreases. */
+int
+bf_grouped_bits(const uint64_t *hashes, size_t n)
+{
+	int			bits = 64;
+
+	/* Without branches: a descent is as likely as not inside a group. */
+	for (size_t i = 1; i < n; i++)
+	{
+		unsigned	shared = (unsigned) leading_zeros((hashes[i - 1] ^ hashes[i]) | 1);
+		unsigned	descent = 0u - (unsigned) (hashes[i - 1] > hashes[i]);
+		int			limit = (int) ((shared & descent) | (64u & ~descent));
+
+		bits = limit < bits ? limit : bits;
+	}
+	return bits;
+}
+
+/*
+ * Counts the distinct hashes of several buffers together without merging
+ * them, when each is grouped by its top "bits" bits (bf_grouped_bits): group
+ * by group, every buffer's part is gathered into scratch and de-duplicated
+ * there.  Returns SIZE_MAX when a group does not fit in room hashes.
+ */
+size_t
+bf_count_distinct_grouped(const uint64_t *const *buffers, const size_t *lengths,
+						  int nbuffers, int bits, uint64_t *scratch, size_t room)
+{
+	size_t		cursor[BF_MAX_GROUPED_BUFFERS] = {0};
+	size_t		distinct = 0;
+
+	if (nbuffers > BF_MAX_GROUPED_BUFFERS || bits < 1 || bits > PARTITION_MAX_BITS)
+		return SIZE_MAX;
+	for (uint64_t group = 0; group < (UINT64_C(1) << bits); group++)
+	{
+		size_t		gathered = 0;
+
+		for (int b = 0; b < nbuffers; b++)
+		{
+			size_t		start = cursor[b];
+
+			while (cursor[b] < lengths[b] && buffers[b][cursor[b]] >> (64 - bits) == group)
+				cursor[b]++;
+			if (gathered + (cursor[b] - start) > room)
+				return SIZE_MAX;
+			memcpy(scratch + gathered, buffers[b] + start,
+				   (cursor[b] - start) * sizeof(uint64_t));
+			gathered += cursor[b] - start;
+		}
+		distinct += bf_distinct_hashes(scratch, gathered, NULL);
+	}
+	return distinct;
+}
+
+/* Orders hashes by their top BF_MAX_GROUP_BITS bits; scratch as above. */
+void
+bf_group_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
+{
+	size_t		bounds[1 << PARTITION_MAX_BITS];
+
+	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, scratch, bounds);
+	if (scratch != NULL)
+		memcpy(hashes, scratch, n * sizeof(uint64_t));
 }

@@ -196,12 +196,26 @@ extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, i
 
 /*
  * Removes duplicate hashes in place and returns how many distinct ones are
- * left at the front.  A large buffer comes out grouped by the hashes' top
- * bits, so inserting it walks a filter's blocks in order.  scratch, room for
- * n hashes or NULL, makes a buffer larger than the cache much faster.
+ * left at the front.  A buffer of more than 4096 distinct hashes comes out
+ * grouped by its top BF_MAX_GROUP_BITS bits (beyond those all its hashes
+ * share), so inserting it walks a filter's blocks in order.  scratch, room
+ * for n hashes or NULL, makes a buffer larger than the cache much faster.
  */
 extern BF_HIDDEN size_t bf_distinct_hashes(uint64_t *hashes, size_t n,
 										   uint64_t *scratch);
+
+/*
+ * Counting the distinct hashes of buffers that bf_distinct_hashes returned
+ * (a parallel plan's partial results) without merging them; see bloom.c.
+ */
+#define BF_MAX_GROUPED_BUFFERS 64
+#define BF_MAX_GROUP_BITS 10		/* the widest split bf_distinct_hashes makes */
+extern BF_HIDDEN int bf_grouped_bits(const uint64_t *hashes, size_t n);
+extern BF_HIDDEN void bf_group_hashes(uint64_t *hashes, size_t n, uint64_t *scratch);
+extern BF_HIDDEN size_t bf_count_distinct_grouped(const uint64_t *const *buffers,
+												  const size_t *lengths,
+												  int nbuffers, int bits,
+												  uint64_t *scratch, size_t room);
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t

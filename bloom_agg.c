@@ -24,7 +24,10 @@
  *
  * Because the final filter depends only on the set of hashes and the count
  * of values, a parallel plan's partial states combine into a filter that is
- * bit for bit the one a serial plan builds.
+ * bit for bit the one a serial plan builds.  The workers de-duplicate their
+ * own hashes; the leader keeps their buffers as they arrive, counts the
+ * union group by group, and inserts each buffer, so that its serial share
+ * of the work stays one pass over the hashes.
  *
  *-------------------------------------------------------------------------
  */
@@ -70,6 +73,19 @@ typedef struct BloomAggState
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
+
+	/*
+	 * Self-sizing forms, in a combine: the de-duplicated hash buffers of the
+	 * states combined, referenced rather than copied.  Each belongs to a
+	 * state that is not used after it is combined, made by
+	 * bloom_agg_deserialize in the aggregate's context, which lasts as long
+	 * as this state.  The final function counts their union group by group
+	 * and inserts each as it is, since adding a hash twice changes nothing;
+	 * nothing merges or copies them.
+	 */
+	const uint64 **runs;
+	Size	   *run_lengths;
+	int			nruns;
 } BloomAggState;
 
 /* State of bloom_union_agg and bloom_intersection_agg. */
@@ -348,6 +364,105 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3));
 }
 
+/* Copies the runs into the state's own buffer, to be de-duplicated there. */
+static void
+ConcatenateRuns(BloomAggState *state)
+{
+	Size		total = state->nhashes;
+
+	for (int r = 0; r < state->nruns; r++)
+		total += state->run_lengths[r];
+	if (total > state->maxhashes)
+		GrowHashes(state, total);
+	for (int r = 0; r < state->nruns; r++)
+	{
+		memcpy(state->hashes + state->nhashes, state->runs[r],
+			   state->run_lengths[r] * sizeof(uint64));
+		state->nhashes += state->run_lengths[r];
+	}
+	if (state->nruns > 0)
+		state->distinct = false;
+	state->nruns = 0;
+}
+
+/* Keeps another state's hashes as a run (self-sizing combine). */
+static void
+AddRun(BloomAggState *into, const uint64 *hashes, Size n)
+{
+	if (n == 0)
+		return;
+	if (into->runs == NULL)
+	{
+		into->runs = MemoryContextAlloc(into->aggcontext,
+										BF_MAX_GROUPED_BUFFERS * sizeof(uint64 *));
+		into->run_lengths = MemoryContextAlloc(into->aggcontext,
+											   BF_MAX_GROUPED_BUFFERS * sizeof(Size));
+	}
+	if (into->nruns == BF_MAX_GROUPED_BUFFERS - 1)	/* one is kept for the state's own */
+		ConcatenateRuns(into);
+	into->runs[into->nruns] = hashes;
+	into->run_lengths[into->nruns] = n;
+	into->nruns++;
+}
+
+/*
+ * The number of distinct hashes in a combined self-sizing state: counted
+ * over its runs and its own buffer group by group when they are all grouped
+ * (as the workers' de-duplication leaves them), else after copying them all
+ * into its own buffer and de-duplicating that.
+ */
+static Size
+CountDistinct(BloomAggState *state)
+{
+	const uint64 *buffers[BF_MAX_GROUPED_BUFFERS];
+	Size		lengths[BF_MAX_GROUPED_BUFFERS];
+	int			nbuffers = 0;
+	int			bits = BF_MAX_GROUP_BITS;
+	Size		total = 0;
+	Size		room;
+	uint64	   *scratch;
+	Size		distinct = SIZE_MAX;
+
+	DistinctHashes(state, true);
+	if (state->nruns == 0)
+		return state->nhashes;
+
+	for (int r = 0; r < state->nruns; r++)
+	{
+		buffers[nbuffers] = state->runs[r];
+		lengths[nbuffers++] = state->run_lengths[r];
+	}
+	if (state->nhashes > 0)
+	{
+		buffers[nbuffers] = state->hashes;
+		lengths[nbuffers++] = state->nhashes;
+	}
+	for (int b = 0; b < nbuffers; b++)
+	{
+		bits = Min(bits, bf_grouped_bits(buffers[b], lengths[b]));
+		total += lengths[b];
+	}
+
+	/* Room for four times an average group: uneven groups mean duplicates. */
+	room = 4 * (total >> bits) + 8192;
+	if (bits >= 1)
+	{
+		scratch = MemoryContextAllocExtended(CurrentMemoryContext, room * sizeof(uint64),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (scratch != NULL)
+		{
+			distinct = bf_count_distinct_grouped(buffers, lengths, nbuffers, bits,
+												 scratch, room);
+			pfree(scratch);
+		}
+	}
+	if (distinct != SIZE_MAX)
+		return distinct;
+	ConcatenateRuns(state);
+	DistinctHashes(state, true);
+	return state->nhashes;
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
  * Final function of every bloom_agg form.  It de-duplicates the state's
@@ -366,11 +481,12 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
-	DistinctHashes(state, true);
 	if (state->capacity == 0)
 	{
-		SizeFilter(Max((int64) state->nhashes, 1), state->fpr, &header);
-		header.inserted = state->nhashes;
+		Size		distinct = CountDistinct(state);
+
+		SizeFilter(Max((int64) distinct, 1), state->fpr, &header);
+		header.inserted = distinct;
 		bloom = BloomAlloc(&header);
 	}
 	else if (state->filter != NULL)
@@ -387,8 +503,12 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		bloom = BloomAlloc(&header);
 	}
 
+	DistinctHashes(state, true);	/* the fixed form's, for block order */
 	bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
 				  state->hashes, state->nhashes);
+	for (int r = 0; r < state->nruns; r++)
+		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
+					  state->runs[r], state->run_lengths[r]);
 	header.key_kind = state->key_kind;
 	header.key_tag = state->key_tag;
 	BloomWriteHeader(bloom, &header);
@@ -427,20 +547,16 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 			MaterializeFilter(into);
 		BloomCombineInto(into->filter, from->filter, true);
 	}
-	if (from->nhashes == 0)
-		PG_RETURN_POINTER(into);
-
-	/*
-	 * A self-sizing state is not de-duplicated here, in place: the final
-	 * function does it once for all the states, with scratch space.
-	 */
 	if (into->capacity == 0)
 	{
-		if (into->nhashes + from->nhashes > into->maxhashes)
-			GrowHashes(into, into->nhashes + from->nhashes);
+		AddRun(into, from->hashes, from->nhashes);
+		for (int r = 0; r < from->nruns; r++)
+			AddRun(into, from->runs[r], from->run_lengths[r]);
+		PG_RETURN_POINTER(into);
 	}
-	else
-		MakeRoom(into, from->nhashes);
+	if (from->nhashes == 0)
+		PG_RETURN_POINTER(into);
+	MakeRoom(into, from->nhashes);
 	memcpy(into->hashes + into->nhashes, from->hashes, from->nhashes * sizeof(uint64));
 	into->nhashes += from->nhashes;
 	into->distinct = false;
@@ -456,7 +572,13 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
+	ConcatenateRuns(state);		/* a combined state, if ever serialised */
 	DistinctHashes(state, true);	/* in the worker, sparing the leader */
+	/* Grouped, so the leader counts without merging (CountDistinct); large
+	 * results already are, small ones left by the table alone are not. */
+	if (state->nhashes <= 4096 &&
+		bf_grouped_bits(state->hashes, state->nhashes) < BF_MAX_GROUP_BITS)
+		bf_group_hashes(state->hashes, state->nhashes, NULL);
 
 	/* A state travels as one bytea, so it is limited to 1 GB. */
 	if (state->nhashes > (MaxAllocSize - 64 - (state->filter ? VARSIZE(state->filter) : 0)) / sizeof(uint64))

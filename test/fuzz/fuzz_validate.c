@@ -263,6 +263,28 @@ check_distinct(const uint64_t *hashes, size_t n)
 		if (i == 0 || reference[i] != reference[i - 1])
 			reference[expected++] = reference[i];
 
+	/* Two halves de-duplicated apart, grouped, and counted together. */
+	{
+		size_t		half = total / 2;
+		uint64_t   *runs[2] = {mine, mine + half};
+		size_t		lengths[2];
+		int			bits = BF_MAX_GROUP_BITS;
+
+		lengths[0] = bf_distinct_hashes(runs[0], half, scratch);
+		lengths[1] = bf_distinct_hashes(runs[1], total - half, scratch);
+		for (int r = 0; r < 2; r++)
+		{
+			if (bf_grouped_bits(runs[r], lengths[r]) < BF_MAX_GROUP_BITS)
+				bf_group_hashes(runs[r], lengths[r], scratch);
+			if (bf_grouped_bits(runs[r], lengths[r]) < bits)
+				bits = bf_grouped_bits(runs[r], lengths[r]);
+		}
+		FUZZ_CHECK(bits == BF_MAX_GROUP_BITS);
+		FUZZ_CHECK(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 2,
+											 bits, scratch, total) == expected);
+		memcpy(mine, with_scratch, total * sizeof(uint64_t));
+	}
+
 	kept = bf_distinct_hashes(mine, total, NULL);
 	FUZZ_CHECK(kept == expected);
 	FUZZ_CHECK(bf_distinct_hashes(with_scratch, total, scratch) == expected);

@@ -410,6 +410,66 @@ test_distinct_hashes(void)
 	free(scratch);
 }
 
+/*
+ * Partial results of a parallel plan: de-duplicated runs, counted together
+ * group by group without merging them.
+ */
+static void
+test_count_distinct_grouped(void)
+{
+	size_t		n = 200000;
+	uint64_t   *runs[3];
+	size_t		lengths[3];
+	uint64_t   *scratch = malloc(n * sizeof(uint64_t));
+	uint64_t   *all = malloc(3 * n * sizeof(uint64_t));
+	size_t		total = 0;
+	size_t		expected;
+	int			bits = 64;
+	uint64_t	small[] = {9, 3, UINT64_C(1) << 63, 7};
+
+	/* Overlapping ranges of keys, so runs share values. */
+	for (int r = 0; r < 3; r++)
+	{
+		runs[r] = malloc(n * sizeof(uint64_t));
+		for (size_t i = 0; i < n; i++)
+			runs[r][i] = key_hash(r * 150000 + i % 180000, 0);
+		memcpy(all + total, runs[r], n * sizeof(uint64_t));
+		total += n;
+		lengths[r] = bf_distinct_hashes(runs[r], n, scratch);
+		if (bf_grouped_bits(runs[r], lengths[r]) < bits)
+			bits = bf_grouped_bits(runs[r], lengths[r]);
+	}
+	expected = count_distinct(all, total);
+	check(bits >= BF_MAX_GROUP_BITS, "a large de-duplicated run is grouped by the widest split");
+	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+									BF_MAX_GROUP_BITS, scratch, n) == expected,
+		  "grouped runs counted together: the distinct count of their union");
+	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+									BF_MAX_GROUP_BITS, scratch, 100) == SIZE_MAX,
+		  "a group larger than the scratch space gives up");
+	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+									0, scratch, n) == SIZE_MAX,
+		  "zero group bits give up");
+
+	check(bf_grouped_bits(small, 4) == 0, "a buffer out of order in its top bit is grouped by none");
+	check(bf_grouped_bits(small + 1, 2) == 64 && bf_grouped_bits(small, 1) == 64,
+		  "an ascending buffer is grouped by all 64 bits");
+	{
+		uint64_t	pair[] = {5, 3};
+
+		check(bf_grouped_bits(pair, 2) == 61, "5 then 3 share their top 61 bits");
+	}
+	memcpy(scratch, all, 1000 * sizeof(uint64_t));
+	bf_group_hashes(scratch, 1000, NULL);
+	check(bf_grouped_bits(scratch, 1000) >= BF_MAX_GROUP_BITS &&
+		  count_distinct(scratch, 1000) == count_distinct(all, 1000),
+		  "grouping in place keeps the hashes and groups them");
+	for (int r = 0; r < 3; r++)
+		free(runs[r]);
+	free(all);
+	free(scratch);
+}
+
 int
 main(void)
 {
@@ -419,6 +479,7 @@ main(void)
 	test_fpr_grid();
 	test_set_algebra_and_estimates();
 	test_distinct_hashes();
+	test_count_distinct_grouped();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
