@@ -13,7 +13,15 @@
  * so the hardware can neither prefetch nor overlap the loads: the time per
  * step is the latency of one random access.
  *
- * Usage: chase BYTES   prints the median ns per load over several rounds.
+ * A scan does not probe in a quiet machine: between two probes it reads the
+ * next row, and the table streaming through the caches evicts the filter's
+ * lines.  With STREAM, each step also reads STREAM bytes of a sequential
+ * pass over a buffer much larger than the caches, as a table scan reading
+ * STREAM bytes per row does, and the time of that pass alone, measured
+ * apart, is subtracted: what remains is the latency of the filter's load
+ * under the scan's traffic.
+ *
+ * Usage: chase BYTES [STREAM]   prints the median ns per load over rounds.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -79,14 +87,31 @@ now_ns(void)
 	return ts.tv_sec * 1e9 + ts.tv_nsec;
 }
 
-/* Follows the chain for steps loads; returns where it ended. */
+/* The table a scan reads: much larger than any cache, read in order. */
+#define STREAM_BUFFER_BYTES ((size_t) 512 << 20)
+
+static uint64_t *stream;
+static size_t stream_words;
+static size_t stream_at;
+static uint64_t stream_sum;
+
+/* Follows the chain for steps loads, reading stream_step words of the
+ * stream after each; returns where it ended. */
 static Line *
-chase(Line *start, long steps)
+chase(Line *start, long steps, size_t stream_step)
 {
 	Line	   *p = start;
 
 	for (long i = 0; i < steps; i++)
+	{
 		p = p->next;
+		for (size_t w = 0; w < stream_step; w++)
+		{
+			stream_sum += stream[stream_at];
+			if (++stream_at == stream_words)
+				stream_at = 0;
+		}
+	}
 	return p;
 }
 
@@ -103,6 +128,7 @@ int
 main(int argc, char **argv)
 {
 	size_t		bytes;
+	size_t		stream_step = 0;
 	size_t		nlines;
 	Line	   *lines;
 	Line	   *p;
@@ -110,41 +136,48 @@ main(int argc, char **argv)
 	double		start;
 	long		steps;
 
-	if (argc != 2 || (bytes = strtoull(argv[1], NULL, 10)) < 2 * LINE_BYTES)
+	if (argc < 2 || argc > 3 || (bytes = strtoull(argv[1], NULL, 10)) < 2 * LINE_BYTES)
 	{
-		fprintf(stderr, "usage: chase BYTES (at least %d)\n", 2 * LINE_BYTES);
+		fprintf(stderr, "usage: chase BYTES [STREAM] (BYTES at least %d)\n", 2 * LINE_BYTES);
 		return 2;
 	}
+	if (argc == 3)
+		stream_step = (strtoull(argv[2], NULL, 10) + sizeof(uint64_t) - 1) / sizeof(uint64_t);
 	nlines = bytes / LINE_BYTES;
 	lines = malloc(nlines * sizeof(Line));
-	if (lines == NULL)
+	stream_words = stream_step > 0 ? STREAM_BUFFER_BYTES / sizeof(uint64_t) : 1;
+	stream = malloc(stream_words * sizeof(uint64_t));
+	if (lines == NULL || stream == NULL)
 	{
 		perror("malloc");
 		return 1;
 	}
+	for (size_t w = 0; w < stream_words; w++)
+		stream[w] = w;
 	link_random_cycle(lines, nlines);
 
 	/* One full lap first, so the measured rounds start from warm caches and TLB. */
-	p = chase(lines, (long) nlines);
+	p = chase(lines, (long) nlines, stream_step);
 
 	/*
 	 * Rounds of a fixed duration rather than a fixed count: a cached buffer
 	 * needs many steps to be timed precisely, an uncached one few.
 	 */
 	start = now_ns();
-	p = chase(p, CALIBRATION_STEPS);
+	p = chase(p, CALIBRATION_STEPS, stream_step);
 	steps = (long) (ROUND_NS / ((now_ns() - start) / CALIBRATION_STEPS + 0.1));
 	if (steps < CALIBRATION_STEPS)
 		steps = CALIBRATION_STEPS;
 	for (int r = 0; r < ROUNDS; r++)
 	{
 		start = now_ns();
-		p = chase(p, steps);
+		p = chase(p, steps, stream_step);
 		ns[r] = (now_ns() - start) / steps;
 	}
 	qsort(ns, ROUNDS, sizeof(double), compare_doubles);
 	/* Printing where the chain ended keeps the compiler from dropping it. */
 	printf("%.2f\n", ns[ROUNDS / 2]);
-	fprintf(stderr, "ended at line %zu\n", (size_t) (p - lines));
+	fprintf(stderr, "ended at line %zu (stream sum %llu)\n", (size_t) (p - lines),
+			(unsigned long long) stream_sum);
 	return 0;
 }

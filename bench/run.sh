@@ -14,14 +14,25 @@
 # run round-robin (A B A B ...) after one untimed warm-up pass, and each side
 # is the median of its runs, timed by psql's \timing as a client sees it.
 #
-# Environment (optional): BENCH_RUNS timed runs per query (default 7, at
+# Environment (optional): BENCH_RUNS timed runs per query (default 9, at
 # least 5), BENCH_POINT_RUNS runs of the single-row probes (default 200),
-# BENCH_LARGE_KEYS keys of the large filter (default min(3000000, N)).
+# BENCH_LARGE_KEYS keys of the large filter (default min(3000000, N)),
+# BENCH_CPU the CPU that runs the single-process comparisons (default 0;
+# "none" leaves them to the scheduler).
+#
+# Why pin: on a shared virtual machine the CPUs need not be alike (on the
+# one this was written on, one ran the same scan 1.6 times slower than the
+# other, depending on the hour), and a backend the scheduler moves between
+# them mixes two machines into one median.  Pinned, both sides of a ratio
+# run on the same CPU.  The parallel comparison is not pinned: it needs
+# every CPU.
 # The PL/pgSQL loop of item 5 takes seconds per run and always gets 5 runs.
 set -u
 
 N=${1:-3000000}
-RUNS=${BENCH_RUNS:-7}
+RUNS=${BENCH_RUNS:-9}
+CPU=${BENCH_CPU:-0}
+PIN=yes
 POINT_RUNS=${BENCH_POINT_RUNS:-200}
 PORT=5541
 PGBIN=/usr/lib/postgresql/15/bin
@@ -51,6 +62,8 @@ die() {
 check_arguments() {
 	[[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 10000 ] || die "N must be an integer >= 10000, got '$N'"
 	[[ $RUNS =~ ^[0-9]+$ ]] && [ "$RUNS" -ge 5 ] || die "BENCH_RUNS must be >= 5, got '$RUNS'"
+	[ "$CPU" = none ] || { [[ $CPU =~ ^[0-9]+$ ]] && [ "$CPU" -lt "$(nproc)" ]; } ||
+		die "BENCH_CPU must be a CPU number below $(nproc) or none, got '$CPU'"
 	[[ $POINT_RUNS =~ ^[0-9]+$ ]] && [ "$POINT_RUNS" -ge 5 ] || die "BENCH_POINT_RUNS must be >= 5"
 	[[ $LARGE_KEYS =~ ^[0-9]+$ ]] && [ "$LARGE_KEYS" -ge 1000 ] || die "BENCH_LARGE_KEYS must be >= 1000"
 	[ "$(id -u)" = 0 ] || die "run as root (it installs packages and runs the cluster as postgres)"
@@ -198,6 +211,10 @@ measure() {
 	shift
 	{
 		echo '\o /dev/null'
+		if [ "$PIN" = yes ] && [ "$CPU" != none ]; then
+			echo "\\copy (SELECT pg_backend_pid()) TO '$WORK/backend.pid'"
+			echo "\\! taskset -p -c $CPU \$(cat '$WORK/backend.pid') >/dev/null"
+		fi
 		echo '\timing off'
 		for label in "$@"; do
 			echo "${PREPARE[$label]:-}"
@@ -328,9 +345,12 @@ probe_small() {
 # 2 and 3 (filter larger than the caches): the extra time per probe against
 # the latency of one dependent random load, and the hash semi-join.
 probe_large() {
-	local base bloom join bytes floor extra
+	local base bloom join bytes row_bytes floor extra
 	bytes=$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'large'))")
-	COMMAND[floor_large]="'$WORK/chase' $bytes"
+	# The scan streams its table through the caches between probes, which
+	# evicts the filter; the latency program reads as much per step.
+	row_bytes=$(sql_value "SELECT pg_relation_size('requests') / $N")
+	COMMAND[floor_large]="$([ "$CPU" = none ] || echo "taskset -c $CPU ")'$WORK/chase' $bytes $row_bytes"
 	measure "$RUNS" base probe_large join_large floor_large
 	base=$(median base) bloom=$(median probe_large) join=$(median join_large)
 	floor=$(median floor_large)
@@ -338,7 +358,7 @@ probe_large() {
 	ratio_row 2 "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ms "scan with user_id <> 0" "$base" ""
 	ratio_row 2 "extra per probe, $(size_label "$bytes") filter" "$extra" ns "dependent random load" "$floor" "<= 1.5"
 	ratio_row 3 "hash semi-join, $(keys_label "$LARGE_KEYS") users" "$join" ms "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ">= 2.5"
-	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes (bench/chase.c, run in turn with the scans) = $floor ns")
+	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes while streaming $row_bytes bytes of a large buffer, as the scan reads per row (bench/chase.c, run in turn with the scans) = $floor ns")
 }
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
@@ -354,7 +374,9 @@ aggregation() {
 	ratio_row 4 "bloom_agg(id)" "$bloom" ms "array_agg(id)" "$array" ""
 	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "array_agg(id)" "$array" ""
 
+	PIN=no
 	measure "$RUNS" agg_serial agg_parallel
+	PIN=yes
 	serial=$(median agg_serial) parallel=$(median agg_parallel)
 	ratio_row 4 "bloom_agg(id) serial" "$serial" ms "same, parallel (2 workers)" "$parallel" ">= 1.3"
 	check_parallel
@@ -453,10 +475,15 @@ print_machine() {
 	[ "$library_now" = "$LIBRARY_AT_START" ] ||
 		echo "WARNING: bloomfilter.so was reinstalled during the run (at start: $LIBRARY_AT_START); rerun"
 	echo "N = $N rows probed and aggregated; $RUNS timed runs per query (median), $POINT_RUNS for the point probes"
+	if [ "$CPU" = none ]; then
+		echo "no comparison pinned to a CPU (BENCH_CPU=none)"
+	else
+		echo "single-process comparisons pinned to CPU $CPU (BENCH_CPU); the parallel one unpinned"
+	fi
 	echo "filters: small $(keys_label $SMALL_KEYS) keys, large $(keys_label "$LARGE_KEYS") keys$(
 		[ "$LARGE_KEYS" -lt 3000000 ] && echo " (scaled down from the contract's 3M, which gives the 3.6 MB filter: the default is min(3000000, N))")"
 	# The settings that were overridden belong to the command that reproduces the run.
-	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS)=' | sort | tr '\n' ' ')bash bench/run.sh $N"
+	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU)=' | sort | tr '\n' ' ')bash bench/run.sh $N"
 }
 
 main() {
