@@ -280,25 +280,13 @@ approximate_max_load_for(double fpr, int k)
 /*
  * Picks k and the load per block for fpr.  The bits needed per value fall
  * and then rise with k; the cheap approximation finds the bottom, and the
- * exact rate decides among its neighbours.  Sizing depends on fpr alone, and
- * callers ask for the same fpr over and over (one filter per group of a
- * GROUP BY), so the last answer is remembered.
+ * exact rate decides among its neighbours.
  */
-static void
-choose_k_and_load(double fpr, int *k_out, double *load_out)
+void
+bf_sizing_search(double fpr, int *k_out, double *load_out)
 {
-	static double memo_fpr = -1.0;
-	static int	memo_k;
-	static double memo_load;
 	double		approximate[BF_MAX_K + 1] = {0};
 	int			approximate_best = 0;
-
-	if (fpr == memo_fpr)
-	{
-		*k_out = memo_k;
-		*load_out = memo_load;
-		return;
-	}
 
 	for (int k = 1; k <= BF_MAX_K; k++)
 	{
@@ -322,6 +310,52 @@ choose_k_and_load(double fpr, int *k_out, double *load_out)
 			*k_out = k;
 		}
 	}
+}
+
+/*
+ * The search's answers for common rates, written out (hexadecimal, so
+ * exactly) because it takes milliseconds and every new process would pay
+ * them: each parallel worker of every bloom_agg, each new connection.  The
+ * unit tests check every entry against the search.
+ */
+const BfKnownSizing bf_known_sizing[] = {
+	{0.1, 3, 0x1.a782975315006p+6},	/* 105.877530 values per block */
+	{0.05, 4, 0x1.441cc663d2698p+6},	/* 81.028101 values per block */
+	{0.02, 6, 0x1.ea8c239554b34p+5},	/* 61.318427 values per block */
+	{0.01, 6, 0x1.9cfcaae9c6be2p+5},	/* 51.623373 values per block */
+	{0.005, 7, 0x1.6312a8817301cp+5},	/* 44.384110 values per block */
+	{0.001, 9, 0x1.077c0c09065b8p+5},	/* 32.935570 values per block */
+	{0.0001, 12, 0x1.73da5716fb87ap+4},	/* 23.240806 values per block */
+	{0.00001, 14, 0x1.1419dbdb92ab2p+4},	/* 17.256313 values per block */
+};
+const int	bf_nknown_sizing = sizeof(bf_known_sizing) / sizeof(bf_known_sizing[0]);
+
+/*
+ * bf_sizing_search, through the table above and a memo of the last answer:
+ * callers ask for the same fpr over and over (one filter per group of a
+ * GROUP BY).
+ */
+static void
+choose_k_and_load(double fpr, int *k_out, double *load_out)
+{
+	static double memo_fpr = -1.0;
+	static int	memo_k;
+	static double memo_load;
+
+	if (fpr == memo_fpr)
+	{
+		*k_out = memo_k;
+		*load_out = memo_load;
+		return;
+	}
+	for (int i = 0; i < bf_nknown_sizing; i++)
+		if (bf_known_sizing[i].fpr == fpr)
+		{
+			*k_out = bf_known_sizing[i].k;
+			*load_out = bf_known_sizing[i].load;
+			return;
+		}
+	bf_sizing_search(fpr, k_out, load_out);
 	memo_fpr = fpr;
 	memo_k = *k_out;
 	memo_load = *load_out;

@@ -150,6 +150,17 @@ extern BF_HIDDEN const char *bf_status_message(BfStatus status);
 
 /* Sizing: the one routine every constructor uses. */
 extern BF_HIDDEN BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
+
+/* The search behind bf_size_for, and its precomputed answers (tests use them). */
+typedef struct BfKnownSizing
+{
+	double		fpr;
+	int			k;
+	double		load;			/* values per block */
+} BfKnownSizing;
+extern BF_HIDDEN const BfKnownSizing bf_known_sizing[];
+extern BF_HIDDEN const int bf_nknown_sizing;
+extern BF_HIDDEN void bf_sizing_search(double fpr, int *k_out, double *load_out);
 extern BF_HIDDEN double bf_blocked_fpr(double load_per_block, int k);
 extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 

@@ -470,6 +470,28 @@ test_count_distinct_grouped(void)
 	free(scratch);
 }
 
+/*
+ * The written-out sizing answers are the search's, to the last bit: a filter
+ * sized from the table must be unionable with one sized by the search.  (On
+ * a platform whose exp() differs in the last place this can fail, and then
+ * its filters would not be unionable with other platforms' either.)
+ */
+static void
+test_sizing_table(void)
+{
+	for (int i = 0; i < bf_nknown_sizing; i++)
+	{
+		int			k;
+		double		load;
+		char		what[96];
+
+		bf_sizing_search(bf_known_sizing[i].fpr, &k, &load);
+		snprintf(what, sizeof(what), "sizing table entry for fpr %g is the search's answer",
+				 bf_known_sizing[i].fpr);
+		check(k == bf_known_sizing[i].k && load == bf_known_sizing[i].load, what);
+	}
+}
+
 int
 main(void)
 {
@@ -478,6 +500,7 @@ main(void)
 	test_no_false_negatives();
 	test_fpr_grid();
 	test_set_algebra_and_estimates();
+	test_sizing_table();
 	test_distinct_hashes();
 	test_count_distinct_grouped();
 	printf("%d passed, %d failed\n", passed, failed);
