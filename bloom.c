@@ -855,13 +855,13 @@ ceil_log2(size_t n)
  * table is indexed by the bits below them.  0 marks an empty slot, so the
  * hash 0 is tracked apart.
  *
- * A probe longer than MAX_PROBES also stops the table.  Uniform hashes at
- * load 1/2 practically never get there, but values chosen to collide in the
- * index bits would otherwise make this quadratic; stopping hands them to the
- * split on further bits instead.
+ * A probe longer than MAX_PROBES also stops the table, and sets *crowded.
+ * Uniform hashes at load 1/2 practically never get there; values chosen to
+ * collide in the index bits would, and would make the table quadratic.
  */
 static size_t
-drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
+drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
+				bool *crowded)
 {
 	const size_t limit = n < DISTINCT_TABLE_LIMIT ? n : DISTINCT_TABLE_LIMIT;
 	const int	table_bits = ceil_log2(2 * limit) < 4 ? 4 : ceil_log2(2 * limit);
@@ -870,6 +870,7 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
 	size_t		out = 0;
 	size_t		i;
 
+	*crowded = false;
 	memset(table, 0, (mask + 1) * sizeof(uint64_t));
 	for (i = 0; i < n; i++)
 	{
@@ -892,7 +893,8 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept)
 				slot = (slot + 1) & mask;
 			if (table[slot] == h)
 				continue;
-			if (out == limit || table[slot] != 0)
+			*crowded = table[slot] != 0;
+			if (out == limit || *crowded)
 				break;
 			table[slot] = h;
 		}
@@ -958,6 +960,53 @@ partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
 	}
 }
 
+static void
+sift_down(uint64_t *a, size_t root, size_t n)
+{
+	uint64_t	v = a[root];
+
+	for (;;)
+	{
+		size_t		child = 2 * root + 1;
+
+		if (child >= n)
+			break;
+		if (child + 1 < n && a[child + 1] > a[child])
+			child++;
+		if (a[child] <= v)
+			break;
+		a[root] = a[child];
+		root = child;
+	}
+	a[root] = v;
+}
+
+/*
+ * Sorts and de-duplicates a[0..n) in place: the fallback for hashes that
+ * crowd the table, at a guaranteed n log n (heapsort: no allocation, no
+ * quadratic worst case).
+ */
+static size_t
+sort_unique(uint64_t *a, size_t n)
+{
+	size_t		kept = 0;
+
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down(a, i, n);
+	for (size_t end = n; end-- > 1;)
+	{
+		uint64_t	top = a[0];
+
+		a[0] = a[end];
+		a[end] = top;
+		sift_down(a, 0, end);
+	}
+	for (size_t i = 0; i < n; i++)
+		if (kept == 0 || a[i] != a[kept - 1])
+			a[kept++] = a[i];
+	return kept;
+}
+
 /*
  * De-duplicates a[0..n), all of whose hashes share their top "shift" bits,
  * and returns how many distinct ones are left at the front.  "expected" is
@@ -966,15 +1015,17 @@ partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
  * The table is tried first where it is likely to settle the buffer in one
  * pass, or costs little when it does not: a small buffer, a large one at the
  * top (a column of few distinct values), and a bucket much larger than
- * expected (a value repeated many times).  Else, or
- * when the table fills up, the buffer is split by its next bits into buckets
- * expected to fit the table, and each is de-duplicated in turn.  With
- * scratch (room for n) the split is out of place, and the bucket's own slice
- * of a serves as scratch one level down.
+ * expected (a value repeated many times).  Else, or when the table fills
+ * up, the buffer is split by its next bits into buckets expected to fit the
+ * table, and each is de-duplicated in turn.  With scratch (room for n) the
+ * split is out of place, and the bucket's own slice of a serves as scratch
+ * one level down.  A table crowded by hashes that collide in its index
+ * bits, which only chosen values do, gives up: the rest is sorted.
  *
- * The recursion ends: hashes sharing 52 or more top bits take at most 4096 =
- * DISTINCT_TABLE_LIMIT distinct values, so there the table is always tried
- * and always holds them.
+ * The recursion ends: every split consumes at least one bit; hashes sharing
+ * 52 or more top bits take at most 4096 = DISTINCT_TABLE_LIMIT distinct
+ * values, so there the table, always tried, never fills; and hashes sharing
+ * all 64 are one value.
  */
 static size_t
 distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
@@ -991,7 +1042,8 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 	if (n <= DISTINCT_TABLE_LIMIT || shift > 64 - DISTINCT_TABLE_BITS ||
 		(expected == 0 ? n >= 16 * DISTINCT_TABLE_LIMIT : n > 4 * expected))
 	{
-		size_t		consumed = drop_duplicates(a, n, shift, table, &kept);
+		bool		crowded;
+		size_t		consumed = drop_duplicates(a, n, shift, table, &kept, &crowded);
 
 		if (consumed == n)
 			return kept;
@@ -999,10 +1051,11 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		if (kept < consumed)
 			memmove(a + kept, a + consumed, (n - consumed) * sizeof(uint64_t));
 		n = kept + (n - consumed);
+		if (crowded)
+			return sort_unique(a, n);
 	}
 
 	/*
-	 * At least one bit: a table stopped by a long probe may leave few hashes.
 	 * The top level always splits as wide as it can, so that every large
 	 * result is grouped by BF_MAX_GROUP_BITS bits (bf_count_distinct_grouped).
 	 */

@@ -45,6 +45,12 @@
 /* Smallest hash buffer. */
 #define MIN_HASHES 8
 
+/* Hashes beyond which de-duplication is worth a scratch buffer. */
+#define SCRATCH_FROM 65536
+
+/* Room before the hashes in a serialised state, for its other fields. */
+#define SERIAL_HEADER_ROOM 64
+
 /* Version byte of the serialised aggregate state (internal to a query). */
 #define AGG_STATE_VERSION 1
 
@@ -86,6 +92,7 @@ typedef struct BloomAggState
 	const uint64 **runs;
 	Size	   *run_lengths;
 	int			nruns;
+	int			maxruns;
 } BloomAggState;
 
 /* State of bloom_union_agg and bloom_intersection_agg. */
@@ -154,7 +161,7 @@ DistinctHashes(BloomAggState *state, bool at_end)
 	 * taken only at the end of a state's life (final, serialize), so while
 	 * rows come in the state stays at 8 bytes per value.
 	 */
-	if (at_end && state->nhashes > 65536)
+	if (at_end && state->nhashes > SCRATCH_FROM)
 		scratch = MemoryContextAllocExtended(CurrentMemoryContext,
 											 state->nhashes * sizeof(uint64),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
@@ -391,15 +398,34 @@ AddRun(BloomAggState *into, const uint64 *hashes, Size n)
 {
 	if (n == 0)
 		return;
-	if (into->runs == NULL)
+
+	/*
+	 * Past the count can take in one go (one is kept for the state's own
+	 * buffer), the runs so far become the state's own hashes, de-duplicated
+	 * so that memory follows their union, not their sum.
+	 */
+	if (into->nruns == BF_MAX_GROUPED_BUFFERS - 1)
 	{
-		into->runs = MemoryContextAlloc(into->aggcontext,
-										BF_MAX_GROUPED_BUFFERS * sizeof(uint64 *));
-		into->run_lengths = MemoryContextAlloc(into->aggcontext,
-											   BF_MAX_GROUPED_BUFFERS * sizeof(Size));
-	}
-	if (into->nruns == BF_MAX_GROUPED_BUFFERS - 1)	/* one is kept for the state's own */
 		ConcatenateRuns(into);
+		DistinctHashes(into, false);
+	}
+	/* A few slots first: a parallel GROUP BY may have millions of groups. */
+	if (into->nruns == into->maxruns)
+	{
+		int			newmax = into->maxruns == 0 ? 4 : 2 * into->maxruns;
+
+		if (into->runs == NULL)
+		{
+			into->runs = MemoryContextAlloc(into->aggcontext, newmax * sizeof(uint64 *));
+			into->run_lengths = MemoryContextAlloc(into->aggcontext, newmax * sizeof(Size));
+		}
+		else
+		{
+			into->runs = repalloc(into->runs, newmax * sizeof(uint64 *));
+			into->run_lengths = repalloc(into->run_lengths, newmax * sizeof(Size));
+		}
+		into->maxruns = newmax;
+	}
 	into->runs[into->nruns] = hashes;
 	into->run_lengths[into->nruns] = n;
 	into->nruns++;
@@ -569,11 +595,27 @@ Datum
 bloom_agg_serialize(PG_FUNCTION_ARGS)
 {
 	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
+	Size		filter_bytes = state->filter ? BloomDataLen(state->filter) : 0;
 	StringInfoData buf;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
 	ConcatenateRuns(state);		/* a combined state, if ever serialised */
-	DistinctHashes(state, true);	/* in the worker, sparing the leader */
+	pq_begintypsend(&buf);
+
+	/*
+	 * De-duplicated here, in the worker, sparing the leader.  The message
+	 * will hold the hashes, so its buffer, taken first, is the scratch space:
+	 * a worker's memory is new, and every new buffer costs page faults.
+	 */
+	if (!state->distinct && state->nhashes > SCRATCH_FROM &&
+		state->nhashes <= (MaxAllocSize - 2 * SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))
+	{
+		enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + state->nhashes * sizeof(uint64) + filter_bytes);
+		state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes,
+											(uint64 *) (buf.data + SERIAL_HEADER_ROOM));
+		state->distinct = true;
+	}
+	DistinctHashes(state, true);
 	/* Grouped, so the leader counts without merging (CountDistinct); large
 	 * results already are, small ones left by the table alone are not. */
 	if (state->nhashes <= 4096 &&
@@ -581,13 +623,12 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 		bf_group_hashes(state->hashes, state->nhashes, NULL);
 
 	/* A state travels as one bytea, so it is limited to 1 GB. */
-	if (state->nhashes > (MaxAllocSize - 64 - (state->filter ? VARSIZE(state->filter) : 0)) / sizeof(uint64))
+	if (state->nhashes > (MaxAllocSize - SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("bloom_agg state of " UINT64_FORMAT " distinct values is too large for a parallel plan",
 						(uint64) state->nhashes),
 				 errhint("Run the query without parallelism: SET max_parallel_workers_per_gather = 0.")));
-	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, AGG_STATE_VERSION);
 	pq_sendint64(&buf, state->capacity);
 	pq_sendfloat8(&buf, state->fpr);
