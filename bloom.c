@@ -821,6 +821,17 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
 
 #define MAX_PROBES 256
 
+/*
+ * The table's index is the bits below the shared prefix, multiplied by an
+ * odd constant: the aggregates de-duplicate buffers whose front is an
+ * earlier result, ordered by those very bits, and unmixed they would all
+ * land in one stretch of the table.
+ */
+#define TABLE_MIX UINT64_C(0x9E3779B97F4A7C15)
+
+/* A crowded table's buffer is sorted when it is at most this large. */
+#define SORT_AT_MOST 65536
+
 /* Leading zero bits of a nonzero word. */
 static inline int
 leading_zeros(uint64_t word)
@@ -852,8 +863,8 @@ ceil_log2(size_t n)
  * to a[0..*kept), until the table would hold more than DISTINCT_TABLE_LIMIT
  * of them.  Returns how many elements were consumed: n when all of a was
  * de-duplicated.  Every element of a shares its top "shift" bits, so the
- * table is indexed by the bits below them.  0 marks an empty slot, so the
- * hash 0 is tracked apart.
+ * table is indexed by the bits below them (mixed, see TABLE_MIX).  0 marks
+ * an empty slot, so the hash 0 is tracked apart.
  *
  * A probe longer than MAX_PROBES also stops the table, and sets *crowded.
  * Uniform hashes at load 1/2 practically never get there; values chosen to
@@ -875,7 +886,7 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
 	for (i = 0; i < n; i++)
 	{
 		uint64_t	h = a[i];
-		size_t		slot = (size_t) ((h << shift) >> (64 - table_bits));
+		size_t		slot = (size_t) (((h << shift) * TABLE_MIX) >> (64 - table_bits));
 
 		if (h == 0)
 		{
@@ -1019,8 +1030,9 @@ sort_unique(uint64_t *a, size_t n)
  * up, the buffer is split by its next bits into buckets expected to fit the
  * table, and each is de-duplicated in turn.  With scratch (room for n) the
  * split is out of place, and the bucket's own slice of a serves as scratch
- * one level down.  A table crowded by hashes that collide in its index
- * bits, which only chosen values do, gives up: the rest is sorted.
+ * one level down.  A table crowded by hashes that collide in its index,
+ * which only chosen values do, gives up: a small rest is sorted, a large one
+ * split further.
  *
  * The recursion ends: every split consumes at least one bit; hashes sharing
  * 52 or more top bits take at most 4096 = DISTINCT_TABLE_LIMIT distinct
@@ -1051,7 +1063,7 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		if (kept < consumed)
 			memmove(a + kept, a + consumed, (n - consumed) * sizeof(uint64_t));
 		n = kept + (n - consumed);
-		if (crowded)
+		if (crowded && n <= SORT_AT_MOST)
 			return sort_unique(a, n);
 	}
 

@@ -295,7 +295,7 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
  * new state needs the aggregate's context; a state can only come from an
  * aggregate, so later rows skip the check.
  */
-static Datum
+static pg_attribute_always_inline Datum
 AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
 	BloomAggState *state = PG_ARGISNULL(0) ? NULL
@@ -319,7 +319,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	AppendHash(state, KeyHash(state->key, PG_GETARG_DATUM(1), 0));
+	AppendHash(state, KeyHashInline(state->key, PG_GETARG_DATUM(1), 0));
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }

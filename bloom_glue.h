@@ -10,8 +10,10 @@
 #ifndef BLOOM_GLUE_H
 #define BLOOM_GLUE_H
 
+#include "catalog/pg_type_d.h"
 #include "fmgr.h"
 #include "nodes/nodes.h"
+#include "port/pg_bswap.h"
 
 #include "bloom.h"
 
@@ -56,6 +58,31 @@ extern BF_HIDDEN Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlst
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 extern BF_HIDDEN KeyType *KeyTypeOfArg(FunctionCallInfo fcinfo, int argno);
 extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
+
+/* The int64's little-endian bytes, so the hash is the same on every platform. */
+static inline uint64
+HashInt64(int64 value, uint64 seed)
+{
+	uint64		bytes = (uint64) value;
+
+#ifdef WORDS_BIGENDIAN
+	bytes = pg_bswap64(bytes);
+#endif
+	return bf_hash(&bytes, sizeof(bytes), seed);
+}
+
+/*
+ * KeyHash with the commonest key, bigint, hashed in line: the aggregates
+ * hash once per row, and a call and a type dispatch cost as much as the
+ * hash itself.
+ */
+static inline uint64
+KeyHashInline(const KeyType *key, Datum value, uint64 seed)
+{
+	if (key->basetype == INT8OID)
+		return HashInt64(DatumGetInt64(value), seed);
+	return KeyHash(key, value, seed);
+}
 extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
 
 #endif							/* BLOOM_GLUE_H */

@@ -467,17 +467,6 @@ KeyTypeOfArg(FunctionCallInfo fcinfo, int argno)
 	return KeyTypeFor(fcinfo, typid);
 }
 
-/* The int64's little-endian bytes, so the hash is the same on every platform. */
-static uint64
-HashInt64(int64 value, uint64 seed)
-{
-	uint64		bytes = (uint64) value;
-
-#ifdef WORDS_BIGENDIAN
-	bytes = pg_bswap64(bytes);
-#endif
-	return bf_hash(&bytes, sizeof(bytes), seed);
-}
 
 /*
  * Integral numerics hash as the int64 they equal, so 42::numeric finds

@@ -384,17 +384,22 @@ test_distinct_hashes(void)
 		h[i] = (UINT64_C(0x5A5A5A5A5A5A5) << 12) | (key_hash(i, 4) & 0xFFF);
 	check_distinct(h, n, "values differing only in their low 12 bits");
 	/*
-	 * Equal in the bits that index the table, yet distinct: the table gives
-	 * up on long probes instead of going quadratic, also on short buffers.
+	 * Distinct, yet equal in the bits that index the table: the table gives
+	 * up on long probes instead of going quadratic, on short buffers (sorted)
+	 * and long ones (split further).  The table's index is the hash times
+	 * 0x9E3779B97F4A7C15, so these are chosen values times its inverse.
 	 */
 	for (size_t size = n; size >= 3; size /= 20)
 	{
+		const uint64_t mix = UINT64_C(0x9E3779B97F4A7C15);
+		uint64_t	inverse = mix;
 		char		what[80];
 
+		for (int step = 0; step < 6; step++)
+			inverse *= 2 - mix * inverse;
 		for (size_t i = 0; i < size; i++)
-			h[i] = ((uint64_t) (i & 1) << 63) | (UINT64_C(0x1555) << 50) |
-				(key_hash(i % 150000, 6) >> 14);
-		snprintf(what, sizeof(what), "%zu values colliding in the table's index bits", size);
+			h[i] = ((UINT64_C(0x1555) << 51) | ((uint64_t) (i % 150000) << 20)) * inverse;
+		snprintf(what, sizeof(what), "%zu values colliding in the table's index", size);
 		check_distinct(h, size, what);
 	}
 	for (size_t size = 0; size <= 8200; size += size < 16 ? 1 : 1023)
