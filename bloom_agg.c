@@ -37,6 +37,10 @@
 #include "libpq/pqformat.h"
 #include "utils/memutils.h"
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 #include "bloom_glue.h"
 
 /* Hashes the fixed form buffers, once it holds bits, before inserting them. */
@@ -128,6 +132,28 @@ FixedFilterBytes(const BloomAggState *state)
 	return bf_value_bytes(header.nblocks);
 }
 
+/*
+ * Asks the kernel to back a large buffer with huge pages where it can.  The
+ * buffers of a large bloom_agg are new memory, filled once from end to end:
+ * with 4 kB pages, faulting 48 MB in (the hashes and the scratch space) took
+ * about 40 ms of a 300 ms aggregate here.  Only a hint; a no-op elsewhere.
+ */
+static void
+PreferHugePages(void *buffer, Size bytes)
+{
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+	const uintptr_t huge = 2 * 1024 * 1024;
+	uintptr_t	start = TYPEALIGN(huge, (uintptr_t) buffer);
+	uintptr_t	end = TYPEALIGN_DOWN(huge, (uintptr_t) buffer + bytes);
+
+	if (end > start)
+		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
+#else
+	(void) buffer;
+	(void) bytes;
+#endif
+}
+
 static void
 GrowHashes(BloomAggState *state, Size wanted)
 {
@@ -142,6 +168,7 @@ GrowHashes(BloomAggState *state, Size wanted)
 	else
 		state->hashes = repalloc_huge(state->hashes, newmax * sizeof(uint64));
 	state->maxhashes = newmax;
+	PreferHugePages(state->hashes, newmax * sizeof(uint64));
 }
 
 /*
@@ -162,9 +189,13 @@ DistinctHashes(BloomAggState *state, bool at_end)
 	 * rows come in the state stays at 8 bytes per value.
 	 */
 	if (at_end && state->nhashes > SCRATCH_FROM)
+	{
 		scratch = MemoryContextAllocExtended(CurrentMemoryContext,
 											 state->nhashes * sizeof(uint64),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+		if (scratch != NULL)
+			PreferHugePages(scratch, state->nhashes * sizeof(uint64));
+	}
 	state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes, scratch);
 	if (scratch != NULL)
 		pfree(scratch);
@@ -611,6 +642,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 		state->nhashes <= (MaxAllocSize - 2 * SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))
 	{
 		enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + state->nhashes * sizeof(uint64) + filter_bytes);
+		PreferHugePages(buf.data, buf.maxlen);
 		state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes,
 											(uint64 *) (buf.data + SERIAL_HEADER_ROOM));
 		state->distinct = true;
