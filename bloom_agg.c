@@ -27,7 +27,7 @@
  * bit for bit the one a serial plan builds.  The workers de-duplicate their
  * own hashes; the leader keeps their buffers as they arrive, counts the
  * union group by group, and inserts each buffer, so that its serial share
- * of the work stays one pass over the hashes.
+ * of the work is a count and an insert, with nothing merged or copied.
  *
  *-------------------------------------------------------------------------
  */
