@@ -819,6 +819,7 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
  */
 #define PARTITION_MAX_BITS BF_MAX_GROUP_BITS
 
+/* A longer probe means hashes crowd the table (see drop_duplicates). */
 #define MAX_PROBES 256
 
 /*
@@ -868,7 +869,7 @@ ceil_log2(size_t n)
  *
  * A probe longer than MAX_PROBES also stops the table, and sets *crowded.
  * Uniform hashes at load 1/2 practically never get there; values chosen to
- * collide in the index bits would, and would make the table quadratic.
+ * collide in the (mixed) index would, and would make the table quadratic.
  */
 static size_t
 drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
