@@ -46,6 +46,13 @@
 #include <math.h>
 #include <string.h>
 
+/* For loops specialised by a constant argument. */
+#if defined(__GNUC__) || defined(__clang__)
+#define ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define ALWAYS_INLINE inline
+#endif
+
 /* Odd multipliers for the k in-block positions.  Persisted: never change. */
 static const uint64_t position_salts[BF_MAX_K] = {
 	UINT64_C(0xe29d3ec8b7ca214d), UINT64_C(0xac0d21d890a6d93b),
@@ -608,6 +615,8 @@ position_in_block(uint64_t hash, int i)
  * On a little-endian machine bit i of a block is bit i % 64 of its 64-bit
  * word i / 64, so setting it word-wise sets the same bits as the byte-wise
  * definition, in fewer instructions; this runs k times per value added.
+ * The word and the bit come straight from the product (its top 3 bits and
+ * the 6 below them are position_in_block's 9 bits).
  */
 static inline void
 block_add(uint8_t *block, uint64_t hash, int k)
@@ -615,13 +624,13 @@ block_add(uint8_t *block, uint64_t hash, int k)
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	for (int i = 0; i < k; i++)
 	{
-		unsigned	pos = position_in_block(hash, i);
-		uint8_t    *at = block + (pos >> 6) * 8;
+		uint64_t	product = hash * position_salts[i];
+		uint8_t    *at = block + (product >> 61) * 8;
 		uint64_t	word;
 
 		/* memcpy: the block follows a 56-byte header, so it is unaligned */
 		memcpy(&word, at, sizeof(word));
-		word |= UINT64_C(1) << (pos & 63);
+		word |= UINT64_C(1) << ((product >> 55) & 63);
 		memcpy(at, &word, sizeof(word));
 	}
 #else
@@ -661,11 +670,6 @@ bf_block_test(const uint8_t *block, uint64_t hash, int k)
 	return (all & 1) != 0;
 }
 
-/*
- * Adds many hashes.  Each insert is a likely cache miss in a large filter,
- * so the block of a hash a few places ahead is prefetched; sorted hashes
- * (the aggregates sort theirs) also walk the blocks in order.
- */
 /* Prefetches the block a hash maps to, where the compiler can. */
 static inline void
 prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
@@ -679,9 +683,16 @@ prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
 #endif
 }
 
-void
-bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
-			  const uint64_t *hashes, size_t n)
+/*
+ * Adds many hashes, with the loop for one k.  Each insert is a likely cache
+ * miss in a large filter, so the block of a hash a few places ahead is
+ * prefetched; grouped hashes (the aggregates group theirs) also walk the
+ * blocks in order, and then inserting is bound by instructions, not memory:
+ * inlined with a constant k, the salts become constants and the k-loop
+ * unrolls, which saves about a tenth.
+ */
+static ALWAYS_INLINE void
+add_hashes_k(uint8_t *bits, uint32_t nblocks, int k, const uint64_t *hashes, size_t n)
 {
 	const size_t ahead = 16;
 
@@ -693,6 +704,31 @@ bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 			prefetch_block(bits, nblocks, hashes[i + ahead]);
 		block_add(bits + (size_t) bf_block_of(hashes[i], nblocks) * BF_BLOCK_BYTES,
 				  hashes[i], k);
+	}
+}
+
+/* The k of the common rates (bf_known_sizing) get their own loop. */
+void
+bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
+			  const uint64_t *hashes, size_t n)
+{
+	switch (k)
+	{
+		case 3:
+			add_hashes_k(bits, nblocks, 3, hashes, n);
+			break;
+		case 4:
+			add_hashes_k(bits, nblocks, 4, hashes, n);
+			break;
+		case 6:
+			add_hashes_k(bits, nblocks, 6, hashes, n);
+			break;
+		case 7:
+			add_hashes_k(bits, nblocks, 7, hashes, n);
+			break;
+		default:
+			add_hashes_k(bits, nblocks, k, hashes, n);
+			break;
 	}
 }
 
@@ -1109,7 +1145,8 @@ bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
 	uint64_t	table[1 << DISTINCT_TABLE_BITS];
 	uint64_t	differ = 0;
 
-	for (size_t i = 1; i < n; i++)
+	/* Random hashes differ in the top bit at once: no need to read on. */
+	for (size_t i = 1; i < n && (differ >> 63) == 0; i++)
 		differ |= hashes[i] ^ hashes[0];
 	if (differ == 0)
 		return n == 0 ? 0 : 1;

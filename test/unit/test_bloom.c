@@ -497,6 +497,56 @@ test_sizing_table(void)
 	}
 }
 
+/*
+ * Every k takes the bits the byte-wise probe (bf_block_test) looks for: the
+ * insert loops are written word-wise and specialised for the common k, and
+ * must all set the format's positions.  For one value in an empty block,
+ * the probe finds it, and clearing any bit it set makes the probe miss, so
+ * each bit set is one of the value's positions; and many values inserted
+ * together set what inserting them one block at a time sets.
+ */
+static void
+test_insert_positions(void)
+{
+	int			agree = 1;
+	int			same_as_one_by_one = 1;
+
+	for (int k = 1; k <= BF_MAX_K; k++)
+	{
+		uint8_t		together[4 * BF_BLOCK_BYTES] = {0};
+		uint8_t		one_by_one[4 * BF_BLOCK_BYTES] = {0};
+
+		for (uint64_t key = 0; key < 200; key++)
+		{
+			uint64_t	h = key_hash(key, 7);
+			uint8_t		block[BF_BLOCK_BYTES] = {0};
+
+			bf_add_hashes(block, 1, k, &h, 1);
+			agree &= bf_block_test(block, h, k);
+			for (int bit = 0; bit < BF_BLOCK_BITS; bit++)
+			{
+				if ((block[bit / 8] >> (bit % 8)) & 1)
+				{
+					block[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+					agree &= !bf_block_test(block, h, k);
+					block[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+				}
+			}
+			bf_block_add(one_by_one + (size_t) bf_block_of(h, 4) * BF_BLOCK_BYTES, h, k);
+		}
+		{
+			uint64_t	hashes[200];
+
+			for (uint64_t key = 0; key < 200; key++)
+				hashes[key] = key_hash(key, 7);
+			bf_add_hashes(together, 4, k, hashes, 200);
+		}
+		same_as_one_by_one &= memcmp(together, one_by_one, sizeof(together)) == 0;
+	}
+	check(agree, "for every k, an insert sets exactly bits the probe tests");
+	check(same_as_one_by_one, "for every k, bf_add_hashes sets what bf_block_add sets");
+}
+
 int
 main(void)
 {
@@ -508,6 +558,7 @@ main(void)
 	test_sizing_table();
 	test_distinct_hashes();
 	test_count_distinct_grouped();
+	test_insert_positions();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
