@@ -185,6 +185,9 @@ define_queries() {
 	QUERY[agg_parallel]=${QUERY[agg_bloom]}
 	SETTINGS[agg_parallel]="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+	QUERY[agg_serial_fixed]=${QUERY[agg_bloom_fixed]}
+	QUERY[agg_parallel_fixed]=${QUERY[agg_bloom_fixed]}
+	SETTINGS[agg_parallel_fixed]=${SETTINGS[agg_parallel]}
 
 	local keys="ARRAY(SELECT g::bigint FROM generate_series(1, $ADD_KEYS) g)"
 	QUERY[add_all_big]="SELECT pg_column_size(bloom_add_all(f, $keys)) FROM filters WHERE name = 'add_big'"
@@ -363,7 +366,7 @@ probe_large() {
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
 aggregation() {
-	local sum bloom fixed hll array serial parallel
+	local sum bloom fixed hll array serial parallel serial_fixed parallel_fixed
 	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array
 	sum=$(median agg_sum) bloom=$(median agg_bloom) fixed=$(median agg_bloom_fixed)
 	hll=$(median agg_hll) array=$(median agg_array)
@@ -374,30 +377,35 @@ aggregation() {
 	ratio_row 4 "bloom_agg(id)" "$bloom" ms "array_agg(id)" "$array" ""
 	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "array_agg(id)" "$array" ""
 
+	# Both forms: the self-sizing one's leader receives every distinct hash
+	# and must count and insert them alone, the fixed one's receives bits.
 	PIN=no
-	measure "$RUNS" agg_serial agg_parallel
+	measure "$RUNS" agg_serial agg_parallel agg_serial_fixed agg_parallel_fixed
 	PIN=yes
 	serial=$(median agg_serial) parallel=$(median agg_parallel)
+	serial_fixed=$(median agg_serial_fixed) parallel_fixed=$(median agg_parallel_fixed)
 	ratio_row 4 "bloom_agg(id) serial" "$serial" ms "same, parallel (2 workers)" "$parallel" ">= 1.3"
-	check_parallel
+	ratio_row 4 "bloom_agg(id, N, 0.01) serial" "$serial_fixed" ms "same, parallel (2 workers)" "$parallel_fixed" ">= 1.3"
+	check_parallel "bloom_agg(id)" agg_parallel
+	check_parallel "bloom_agg(id, $N, 0.01)" agg_parallel_fixed
 }
 
 # The parallel row only means something if the workers ran and the result is
 # the serial one; both go into the notes.
 check_parallel() {
-	local launched same
+	local call=$1 label=$2 launched same
 	launched=$("${PSQL[@]}" -A -t <<-EOF | grep -o 'Workers Launched: [0-9]*' | head -n 1
-		${SETTINGS[agg_parallel]}
-		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${QUERY[agg_parallel]};
+		${SETTINGS[$label]}
+		EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${QUERY[$label]};
 	EOF
 	)
 	same=$("${PSQL[@]}" -A -t <<-EOF | tail -n 1
-		SELECT md5(bloom_agg(id)::bytea) AS serial FROM t \gset
-		${SETTINGS[agg_parallel]}
-		SELECT md5(bloom_agg(id)::bytea) = :'serial' FROM t;
+		SELECT md5($call::bytea) AS serial FROM t \gset
+		${SETTINGS[$label]}
+		SELECT md5($call::bytea) = :'serial' FROM t;
 	EOF
 	)
-	NOTES+=("4: parallel bloom_agg: ${launched:-no workers launched}; filter identical to the serial one: ${same:-?}")
+	NOTES+=("4: parallel $call: ${launched:-no workers launched}; filter identical to the serial one: ${same:-?}")
 }
 
 # 5: a batch of keys into a large filter against the same into a tiny one,
