@@ -45,6 +45,9 @@
 
 #include <math.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* For loops specialised by a constant argument. */
 #if defined(__GNUC__) || defined(__clang__)
@@ -953,14 +956,77 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
 }
 
 /*
+ * The out-of-place split of a buffer larger than the L2 cache stages each
+ * bucket's hashes in a 64-byte line of its own and writes whole lines with
+ * non-temporal stores.  A scattered store into a buffer that large first
+ * reads its line from memory (write-allocate) and evicts what the split is
+ * reading; a whole-line streaming store does neither.  3M hashes: about 28
+ * ms down to 16 here, split and de-duplication together 41 down to 28.
+ * Smaller buffers stay in the cache, where plain stores are faster.
+ */
+#define STREAM_SPLIT_FROM 131072
+#if (1 << DISTINCT_TABLE_BITS) < (8 << PARTITION_MAX_BITS)
+#error "the de-duplication table stages the split: it needs 8 slots per bucket"
+#endif
+
+#if defined(__SSE2__)
+static void
+scatter_streaming(const uint64_t *a, size_t n, int down, uint64_t mask,
+				  uint64_t *dst, size_t *next, uint64_t (*lines)[8])
+{
+	/* positions q and q + 1 share a cache line unless (q + skew) % 8 == 7 */
+	const size_t skew = ((uintptr_t) dst / sizeof(uint64_t)) & 7;
+	size_t		first[1 << PARTITION_MAX_BITS];
+
+	memcpy(first, next, sizeof(size_t) * (mask + 1));
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	h = a[i];
+		uint64_t	b = (h >> down) & mask;
+		size_t		q = next[b]++;
+
+		lines[b][(q + skew) & 7] = h;
+		if (((q + skew) & 7) != 7)
+			continue;
+		if (q >= first[b] + 7)
+		{
+			__m128i    *to = (__m128i *) (dst + q - 7);
+			const __m128i *from = (const __m128i *) lines[b];
+
+			_mm_stream_si128(to, _mm_loadu_si128(from));
+			_mm_stream_si128(to + 1, _mm_loadu_si128(from + 1));
+			_mm_stream_si128(to + 2, _mm_loadu_si128(from + 2));
+			_mm_stream_si128(to + 3, _mm_loadu_si128(from + 3));
+		}
+		else					/* the line the bucket shares with the one before */
+			for (size_t r = first[b]; r <= q; r++)
+				dst[r] = lines[b][(r + skew) & 7];
+	}
+	_mm_sfence();				/* streaming stores are weakly ordered */
+
+	/* Each bucket's last line, unless it was full. */
+	for (uint64_t b = 0; b <= mask; b++)
+	{
+		size_t		end = next[b];
+		size_t		in_line = (end + skew) & 7;
+		size_t		from = end >= first[b] + in_line ? end - in_line : first[b];
+
+		for (size_t r = from; r < end; r++)
+			dst[r] = lines[b][(r + skew) & 7];
+	}
+}
+#endif
+
+/*
  * Splits a[0..n) into 2^bits buckets by the bits below the top "shift" ones,
  * into dst (out of place) or in place when dst is NULL.  bounds[b] gets
  * bucket b's end.  Out of place is much faster on a buffer larger than the
  * cache: in place, each swap's cache miss waits for the one before it.
+ * staging, 64 bytes per bucket, if given, lets a large split stream.
  */
 static void
 partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
-				 size_t *bounds)
+				 size_t *bounds, uint64_t (*staging)[8])
 {
 	size_t		next[1 << PARTITION_MAX_BITS];
 	const int	nbuckets = 1 << bits;
@@ -982,6 +1048,15 @@ partition_hashes(uint64_t *a, size_t n, int shift, int bits, uint64_t *dst,
 
 	if (dst != NULL)
 	{
+#if defined(__SSE2__)
+		if (staging != NULL && n >= STREAM_SPLIT_FROM)
+		{
+			scatter_streaming(a, n, down, mask, dst, next, staging);
+			return;
+		}
+#else
+		(void) staging;
+#endif
 		for (size_t i = 0; i < n; i++)
 			dst[next[(a[i] >> down) & mask]++] = a[i];
 		return;
@@ -1115,7 +1190,8 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		bits = PARTITION_MAX_BITS;
 	if (bits > 64 - shift)
 		bits = 64 - shift;
-	partition_hashes(a, n, shift, bits, scratch, bounds);
+	/* the table is free while the split runs: 8192 slots, 64 bytes per bucket */
+	partition_hashes(a, n, shift, bits, scratch, bounds, (uint64_t (*)[8]) table);
 	parts = scratch != NULL ? scratch : a;
 	kept = 0;
 	for (int b = 0; b < (1 << bits); b++)
@@ -1213,7 +1289,7 @@ bf_group_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
 {
 	size_t		bounds[1 << PARTITION_MAX_BITS];
 
-	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, scratch, bounds);
+	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, scratch, bounds, NULL);
 	if (scratch != NULL)
 		memcpy(hashes, scratch, n * sizeof(uint64_t));
 }

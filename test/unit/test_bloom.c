@@ -352,6 +352,7 @@ test_distinct_hashes(void)
 	uint64_t   *scratch = malloc(n * sizeof(uint64_t));
 	int			grouped = 1;
 	size_t		kept;
+	size_t		kept_sorted;
 
 	/* Three copies of 100,000 values: the result is grouped by block. */
 	for (size_t i = 0; i < n; i++)
@@ -401,6 +402,41 @@ test_distinct_hashes(void)
 			h[i] = ((UINT64_C(0x1555) << 51) | ((uint64_t) (i % 150000) << 20)) * inverse;
 		snprintf(what, sizeof(what), "%zu values colliding in the table's index", size);
 		check_distinct(h, size, what);
+	}
+	/*
+	 * A large split streams whole cache lines; the lines a bucket shares
+	 * with its neighbours depend on where the scratch space starts, and a
+	 * bucket of fewer than 8 hashes may share both ends of one line (the
+	 * uneven shape: most hashes in one bucket, the others spread thin).
+	 */
+	for (int shape = 0; shape < 16; shape++)
+	{
+		int			skew = shape % 8;
+		bool		uneven = shape >= 8;
+		uint64_t   *lines = aligned_alloc(64, (n + 8) * sizeof(uint64_t));
+		uint64_t   *copy = malloc(n * sizeof(uint64_t));
+		char		what[96];
+
+		for (size_t i = 0; i < n; i++)
+		{
+			h[i] = key_hash(i % 250000, 6 + skew);
+			if (uneven && i % 300 != 0)
+				h[i] = (h[i] >> 10) | (UINT64_C(0x155) << 54);
+		}
+		memcpy(copy, h, n * sizeof(uint64_t));
+		kept = bf_distinct_hashes(h, n, lines + skew);
+		qsort(h, kept, sizeof(uint64_t), compare_u64);
+		qsort(copy, n, sizeof(uint64_t), compare_u64);
+		kept_sorted = 0;
+		for (size_t i = 0; i < n; i++)
+			if (i == 0 || copy[i] != copy[i - 1])
+				copy[kept_sorted++] = copy[i];
+		snprintf(what, sizeof(what),
+				 "%s buckets, scratch starting %d words into a cache line: the same distinct hashes",
+				 uneven ? "uneven" : "even", skew);
+		check(kept == kept_sorted && memcmp(h, copy, kept * sizeof(uint64_t)) == 0, what);
+		free(copy);
+		free(lines);
 	}
 	for (size_t size = 0; size <= 8200; size += size < 16 ? 1 : 1023)
 	{
