@@ -334,6 +334,20 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 }
 
 /*
+ * The first row's state.  Apart from the transition, so that the per-row
+ * path has no locals in memory (and no stack protector to pay for them).
+ */
+static pg_noinline BloomAggState *
+FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
+{
+	BloomAggState *state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
+
+	state->key = KeyTypeOfArg(fcinfo, 1);
+	NoteKeyKind(state, state->key->kind, state->key->tag);
+	return state;
+}
+
+/*
  * The transition shared by the three forms.  capacity 0 means self-sizing.
  * Not STRICT: the state starts as NULL, and NULL values are skipped.  Only a
  * new state needs the aggregate's context; a state can only come from an
@@ -353,11 +367,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	}
 
 	if (state == NULL)
-	{
-		state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
-		state->key = KeyTypeOfArg(fcinfo, 1);
-		NoteKeyKind(state, state->key->kind, state->key->tag);
-	}
+		state = FirstAggState(fcinfo, capacity, fpr);
 	else if (state->capacity != capacity || state->fpr != fpr)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
