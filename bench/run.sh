@@ -533,4 +533,7 @@ main() {
 	echo "runtime: $((SECONDS - started)) s"
 }
 
-main "$@"
+# Run, unless sourced for its functions (bench/ab.sh).
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	main "$@"
+fi

@@ -1,0 +1,137 @@
+#!/bin/bash
+# bench/ab.sh: bloom_agg of two builds side by side, in one session.
+#
+#   bash bench/ab.sh REV [N]     REV = the git revision to compare the working
+#                                tree with; N = rows (default 3000000)
+#
+# On a shared machine two benchmark runs minutes apart can differ by more
+# than a change does, so comparing run.sh's tables of two builds shows the
+# weather as much as the change.  This builds REV and the working tree as two
+# modules under other names, loads both into one throwaway cluster, and runs
+# sum(id) and both builds' bloom_agg(id) and bloom_agg(id, N, 0.01)
+# round-robin in one session pinned to BENCH_CPU: every slow spell lands on
+# both builds.  It prints the median, first quartile and fastest of BENCH_RUNS
+# runs (default 15) per query, as ratios to sum(id) and to REV's.
+#
+# Run as root, after make install (the bloom type and its I/O come from the
+# installed extension; only the aggregates' functions come from each build).
+# Uses run.sh's cluster, timing and cleanup; see there for BENCH_CPU.
+set -u
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+# Its arguments are run.sh's: N, which its defaults derive from.
+# shellcheck source=bench/run.sh
+source "$BENCH_DIR/run.sh" "${2:-3000000}"
+
+REV=${1:-}
+RUNS=${BENCH_RUNS:-15}
+LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
+BUILDS=(a b)
+
+# The modules are named after this process, so that two runs cannot clash,
+# and removed with the cluster.
+module_name() {
+	echo "bloomfilter_ab$$_$1"
+}
+
+cleanup_ab() {
+	local build
+	cleanup
+	for build in "${BUILDS[@]}"; do
+		rm -f "$LIBDIR/$(module_name "$build").so"
+	done
+}
+
+# Builds the sources in $WORK/$1 as module $(module_name $1) into LIBDIR.
+build_module() {
+	local build=$1 module
+	module=$(module_name "$build")
+	make -s -C "$WORK/$build" MODULE_big="$module" "$module.so" >"$WORK/$build.log" 2>&1 ||
+		{ cat "$WORK/$build.log"; die "building $build failed"; }
+	install -m 755 "$WORK/$build/$module.so" "$LIBDIR/$module.so" || die "cannot install $module.so"
+}
+
+# Schema $1 gets bloom_agg's two forms from module $(module_name $1).
+create_aggregates() {
+	local build=$1 module
+	module=$(module_name "$build")
+	"${PSQL[@]}" >/dev/null <<-EOF || die "creating build $build's aggregates failed"
+		CREATE SCHEMA $build;
+		CREATE FUNCTION $build.add(internal, anycompatible) RETURNS internal
+			AS '\$libdir/$module', 'bloom_agg_add' LANGUAGE C;
+		CREATE FUNCTION $build.add_fixed(internal, anycompatible, bigint, float8) RETURNS internal
+			AS '\$libdir/$module', 'bloom_agg_add_fixed' LANGUAGE C;
+		CREATE FUNCTION $build.final(internal) RETURNS bloom
+			AS '\$libdir/$module', 'bloom_agg_final' LANGUAGE C;
+		CREATE AGGREGATE $build.bloom_agg(anycompatible)
+			(SFUNC = $build.add, STYPE = internal, FINALFUNC = $build.final);
+		CREATE AGGREGATE $build.bloom_agg(anycompatible, bigint, float8)
+			(SFUNC = $build.add_fixed, STYPE = internal, FINALFUNC = $build.final);
+	EOF
+}
+
+# "label median q1 fastest" of one query's runs.
+summary() {
+	awk -v label="$1" '$1 == label { print $2 }' "$WORK/times" | sort -g |
+		awk -v label="$1" '{ v[NR] = $1 }
+			END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+				  print label, m, v[int((NR + 3) / 4)], v[1] }'
+}
+
+report() {
+	local label
+	for label in sum a_self b_self a_fixed b_fixed; do
+		summary "$label"
+	done | awk '
+		{ m[$1] = $2; q[$1] = $3; f[$1] = $4; order[NR] = $1 }
+		END {
+			printf "%-9s %9s %9s %9s   %-17s   %s\n", "", "median", "q1", "fastest",
+				   "ratio to sum(id)", "ratio to a"
+			for (i = 1; i <= NR; i++) {
+				l = order[i]; a = l; sub(/^b_/, "a_", a)
+				printf "%-9s %6.1f ms %6.1f ms %6.1f ms   %5.2f %5.2f %5.2f", l, m[l], q[l], f[l],
+					   m[l] / m["sum"], q[l] / q["sum"], f[l] / f["sum"]
+				if (l ~ /^b_/)
+					printf "   %5.2f %5.2f %5.2f", m[l] / m[a], q[l] / q[a], f[l] / f[a]
+				printf "\n"
+			}
+			print "(each ratio: of the medians, of the first quartiles, of the fastest runs)"
+		}'
+}
+
+main_ab() {
+	[ -n "$REV" ] || die "usage: bash bench/ab.sh REV [N]"
+	git -C "$BENCH_DIR/.." rev-parse --verify -q "$REV^{commit}" >/dev/null || die "no such revision: $REV"
+	check_arguments
+	trap cleanup_ab EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
+	ensure_packages
+	start_cluster
+	mkdir "$WORK/a" "$WORK/b"
+	git -C "$BENCH_DIR/.." archive "$REV" | tar -x -C "$WORK/a" || die "cannot export $REV"
+	(cd "$BENCH_DIR/.." && cp -- *.c *.h Makefile *.control *.sql "$WORK/b/") ||
+		die "cannot copy the working tree"
+	build_module a
+	build_module b
+	"${PSQL[@]}" >/dev/null <<-EOF || die "loading the data failed"
+		CREATE EXTENSION bloomfilter;
+		CREATE TABLE t (id bigint NOT NULL);
+		INSERT INTO t SELECT g FROM generate_series(1, $N) g;
+		VACUUM ANALYZE t;
+	EOF
+	create_aggregates a
+	create_aggregates b
+
+	QUERY[sum]="SELECT sum(id) FROM t"
+	for build in a b; do
+		QUERY[${build}_self]="SELECT pg_column_size($build.bloom_agg(id)) FROM t"
+		QUERY[${build}_fixed]="SELECT pg_column_size($build.bloom_agg(id, $N, 0.01)) FROM t"
+	done
+	: >"$WORK/times"
+	echo "a = $(git -C "$BENCH_DIR/.." rev-parse --short "$REV"), b = the working tree; N = $N, $RUNS runs each, pinned to CPU $CPU"
+	measure "$RUNS" sum a_self b_self a_fixed b_fixed
+	report
+}
+
+main_ab
