@@ -18,7 +18,7 @@ SHLIB_LINK += -lm
 $(OBJS): bloom.h bloom_glue.h
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
-test/unit/test_bloom: test/unit/test_bloom.c bloom.c bloom.h
+test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c bloom.h
 	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c -lm
 
 .PHONY: unittest

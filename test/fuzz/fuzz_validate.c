@@ -30,6 +30,7 @@
  */
 #include "bloom.h"
 #include "fuzz_check.h"
+#include "../compare_u64.h"
 
 #include <math.h>
 #include <string.h>
@@ -89,15 +90,6 @@ store_checksum(uint8_t *value)
 
 	for (int i = 0; i < 4; i++)
 		value[48 + i] = (uint8_t) (sum >> (8 * i));
-}
-
-static int
-compare_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
-
-	return (x > y) - (x < y);
 }
 
 /*

@@ -11,6 +11,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "../compare_u64.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -287,15 +288,6 @@ test_set_algebra_and_estimates(void)
 	free(b);
 	free(u);
 	free(x);
-}
-
-static int
-compare_u64(const void *a, const void *b)
-{
-	uint64_t	x = *(const uint64_t *) a;
-	uint64_t	y = *(const uint64_t *) b;
-
-	return (x > y) - (x < y);
 }
 
 /* How many distinct values h[0..n) holds, by sorting a copy. */
