@@ -1251,7 +1251,11 @@ bf_grouped_bits(const uint64_t *hashes, size_t n)
  * Counts the distinct hashes of several buffers together without merging
  * them, when each is grouped by its top "bits" bits (bf_grouped_bits): group
  * by group, every buffer's part is gathered into scratch and de-duplicated
- * there.  Returns SIZE_MAX when a group does not fit in room hashes.
+ * there.  Returns SIZE_MAX when a group does not fit in room hashes, or when
+ * a buffer turns out not to be grouped: its cursor then stops at the first
+ * hash whose group is lower than the one before and never reaches the end.
+ * Checking that here, rather than with bf_grouped_bits first, spares the
+ * parallel leader a pass over every hash.
  */
 size_t
 bf_count_distinct_grouped(const uint64_t *const *buffers, const size_t *lengths,
@@ -1280,6 +1284,9 @@ bf_count_distinct_grouped(const uint64_t *const *buffers, const size_t *lengths,
 		}
 		distinct += bf_distinct_hashes(scratch, gathered, NULL);
 	}
+	for (int b = 0; b < nbuffers; b++)
+		if (cursor[b] != lengths[b])
+			return SIZE_MAX;
 	return distinct;
 }
 

@@ -492,6 +492,20 @@ AddRun(BloomAggState *into, const uint64 *hashes, Size n)
 }
 
 /*
+ * De-duplicates the buffer and leaves it grouped by BF_MAX_GROUP_BITS bits,
+ * as bf_count_distinct_grouped needs: bf_distinct_hashes groups only results
+ * of more than 4096 hashes, so a smaller one may need grouping (cheap).
+ */
+static void
+GroupedDistinctHashes(BloomAggState *state)
+{
+	DistinctHashes(state, true);
+	if (state->nhashes <= 4096 &&
+		bf_grouped_bits(state->hashes, state->nhashes) < BF_MAX_GROUP_BITS)
+		bf_group_hashes(state->hashes, state->nhashes, NULL);
+}
+
+/*
  * The number of distinct hashes in a combined self-sizing state: counted
  * over its runs and its own buffer group by group when they are all grouped
  * (as the workers' de-duplication leaves them), else after copying them all
@@ -503,15 +517,17 @@ CountDistinct(BloomAggState *state)
 	const uint64 *buffers[BF_MAX_GROUPED_BUFFERS];
 	Size		lengths[BF_MAX_GROUPED_BUFFERS];
 	int			nbuffers = 0;
-	int			bits = BF_MAX_GROUP_BITS;
 	Size		total = 0;
 	Size		room;
 	uint64	   *scratch;
 	Size		distinct = SIZE_MAX;
 
-	DistinctHashes(state, true);
 	if (state->nruns == 0)
+	{
+		DistinctHashes(state, true);
 		return state->nhashes;
+	}
+	GroupedDistinctHashes(state);
 
 	for (int r = 0; r < state->nruns; r++)
 	{
@@ -524,23 +540,20 @@ CountDistinct(BloomAggState *state)
 		lengths[nbuffers++] = state->nhashes;
 	}
 	for (int b = 0; b < nbuffers; b++)
-	{
-		bits = Min(bits, bf_grouped_bits(buffers[b], lengths[b]));
 		total += lengths[b];
-	}
 
-	/* Room for four times an average group: uneven groups mean duplicates. */
-	room = 4 * (total >> bits) + 8192;
-	if (bits >= 1)
+	/*
+	 * Room for four times an average group: uneven groups mean duplicates.
+	 * Should a buffer not be grouped after all, the count says so.
+	 */
+	room = 4 * (total >> BF_MAX_GROUP_BITS) + 8192;
+	scratch = MemoryContextAllocExtended(CurrentMemoryContext, room * sizeof(uint64),
+										 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (scratch != NULL)
 	{
-		scratch = MemoryContextAllocExtended(CurrentMemoryContext, room * sizeof(uint64),
-											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
-		if (scratch != NULL)
-		{
-			distinct = bf_count_distinct_grouped(buffers, lengths, nbuffers, bits,
-												 scratch, room);
-			pfree(scratch);
-		}
+		distinct = bf_count_distinct_grouped(buffers, lengths, nbuffers,
+											 BF_MAX_GROUP_BITS, scratch, room);
+		pfree(scratch);
 	}
 	if (distinct != SIZE_MAX)
 		return distinct;
@@ -676,12 +689,8 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 											(uint64 *) (buf.data + SERIAL_HEADER_ROOM));
 		state->distinct = true;
 	}
-	DistinctHashes(state, true);
-	/* Grouped, so the leader counts without merging (CountDistinct); large
-	 * results already are, small ones left by the table alone are not. */
-	if (state->nhashes <= 4096 &&
-		bf_grouped_bits(state->hashes, state->nhashes) < BF_MAX_GROUP_BITS)
-		bf_group_hashes(state->hashes, state->nhashes, NULL);
+	/* Grouped, so that the leader counts without merging (CountDistinct). */
+	GroupedDistinctHashes(state);
 
 	/* A state travels as one bytea, so it is limited to 1 GB. */
 	if (state->nhashes > (MaxAllocSize - SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))

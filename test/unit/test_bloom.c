@@ -483,6 +483,18 @@ test_count_distinct_grouped(void)
 	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
 									0, scratch, n) == SIZE_MAX,
 		  "zero group bits give up");
+	{
+		/* The first and last hash of a run belong to different groups. */
+		uint64_t	first = runs[1][0];
+
+		runs[1][0] = runs[1][lengths[1] - 1];
+		runs[1][lengths[1] - 1] = first;
+		check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+										BF_MAX_GROUP_BITS, scratch, n) == SIZE_MAX,
+			  "a run out of group order is noticed, not miscounted");
+		runs[1][lengths[1] - 1] = runs[1][0];
+		runs[1][0] = first;
+	}
 
 	check(bf_grouped_bits(small, 4) == 0, "a buffer out of order in its top bit is grouped by none");
 	check(bf_grouped_bits(small + 1, 2) == 64 && bf_grouped_bits(small, 1) == 64,
