@@ -615,6 +615,21 @@ position_in_block(uint64_t hash, int i)
 }
 
 /*
+ * Unrolls a loop over the k positions.  Inlined with a constant k (the
+ * common k get their own insert loop, bf_add_hashes), the salts become
+ * immediates and the loop disappears; GCC does not do that by itself at -O2
+ * for a loop with a memory update, and unrolled, inserting 3M grouped
+ * hashes took about 15% less time here (test in the issue note).
+ */
+#if defined(__clang__)
+#define UNROLL_K _Pragma("clang loop unroll_count(8)")
+#elif defined(__GNUC__) && __GNUC__ >= 8
+#define UNROLL_K _Pragma("GCC unroll 8")
+#else
+#define UNROLL_K
+#endif
+
+/*
  * On a little-endian machine bit i of a block is bit i % 64 of its 64-bit
  * word i / 64, so setting it word-wise sets the same bits as the byte-wise
  * definition, in fewer instructions; this runs k times per value added.
@@ -625,6 +640,7 @@ static inline void
 block_add(uint8_t *block, uint64_t hash, int k)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	UNROLL_K
 	for (int i = 0; i < k; i++)
 	{
 		uint64_t	product = hash * position_salts[i];
