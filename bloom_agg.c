@@ -35,6 +35,7 @@
 
 #include "fmgr.h"
 #include "libpq/pqformat.h"
+#include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
 #ifdef __linux__
@@ -56,6 +57,13 @@
 
 /* Smallest hash buffer. */
 #define MIN_HASHES 8
+
+/*
+ * Plain aggregates the planner expects to see at least this many rows
+ * reserve their hash buffer up front (ReserveHashes), up to the most.
+ */
+#define RESERVE_FROM 65536
+#define MAX_RESERVED (1 << 24)
 
 /* Hashes beyond which de-duplication is worth a scratch buffer. */
 #define SCRATCH_FROM 65536
@@ -82,10 +90,15 @@ typedef struct BloomAggState
 	 */
 	const KeyType *key;
 
-	/* Hashes not yet in the filter (all of them, until there is one). */
+	/*
+	 * Hashes not yet in the filter (all of them, until there is one).  The
+	 * buffer has room for "allocated"; "maxhashes" is how far it may fill
+	 * before MakeRoom decides what to do, which grows as if the buffer did.
+	 */
 	uint64	   *hashes;
 	Size		nhashes;
 	Size		maxhashes;
+	Size		allocated;
 	Size		compact_at;		/* self-sizing: de-duplicate when this full */
 	bool		distinct;		/* hashes are de-duplicated and grouped */
 
@@ -144,8 +157,8 @@ FixedFilterBytes(const BloomAggState *state)
  * Asks the kernel to back a large buffer with huge pages where it can.  The
  * scratch space and the parallel plan's messages are new memory, filled once
  * from end to end, where 4 kB pages cost a fault each (about 1 ms per MB on
- * this virtual machine).  Only for buffers that are never grown: see
- * GrowHashes.  Only a hint; a no-op elsewhere.
+ * this virtual machine), and so is a reserved hash buffer.  Only for buffers
+ * that are not grown: see GrowHashes.  Only a hint; a no-op elsewhere.
  */
 static void
 PreferHugePages(void *buffer, Size bytes)
@@ -164,8 +177,9 @@ PreferHugePages(void *buffer, Size bytes)
 }
 
 /*
- * Grows the buffer by half.  No huge pages here: madvise on part of a
- * mapping splits it, and glibc's realloc then can no longer move the
+ * Lets the buffer fill by half as much again, growing it if it was not
+ * reserved that large.  No huge pages on a grown buffer: madvise on part of
+ * a mapping splits it, and glibc's realloc then can no longer move the
  * mapping with mremap but copies it, into new memory that faults in again
  * (a 3M-row bloom_agg faulted 64 MB more than it uses, here).
  */
@@ -178,11 +192,69 @@ GrowHashes(BloomAggState *state, Size wanted)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many values for one bloom_agg")));
-	if (state->hashes == NULL)
-		state->hashes = MemoryContextAllocHuge(state->aggcontext, newmax * sizeof(uint64));
-	else
-		state->hashes = repalloc_huge(state->hashes, newmax * sizeof(uint64));
+	/* a reservation is used up before anything is moved */
+	if (newmax > state->allocated && wanted <= state->allocated &&
+		state->maxhashes < state->allocated)
+		newmax = state->allocated;
+	if (newmax > state->allocated)
+	{
+		if (state->hashes == NULL)
+			state->hashes = MemoryContextAllocHuge(state->aggcontext, newmax * sizeof(uint64));
+		else
+			state->hashes = repalloc_huge(state->hashes, newmax * sizeof(uint64));
+		state->allocated = newmax;
+	}
 	state->maxhashes = newmax;
+}
+
+/*
+ * Rows the planner expects a plain aggregate (one group, no GROUP BY) to
+ * see, or 0 when there are groups or the caller is not an Agg node.  In a
+ * parallel plan it is one process's share.
+ */
+static double
+ExpectedRows(FunctionCallInfo fcinfo)
+{
+	Agg		   *agg;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return 0;
+	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
+	if (agg->aggstrategy != AGG_PLAIN || agg->groupingSets != NIL ||
+		outerPlan(agg) == NULL)
+		return 0;
+	return outerPlan(agg)->plan_rows;
+}
+
+/*
+ * Reserves the hash buffer for the rows the planner expects, on huge pages.
+ * Growing a large buffer instead costs either a copy per step (glibc
+ * reallocates on its heap by copying, and a backend's heap is where large
+ * blocks go once a larger one has been freed, after an array_agg say) or,
+ * moved with mremap, a page fault per 4 kB: 6,500 faults per 3M-row
+ * bloom_agg(id) in a session that also ran array_agg.  Memory reserved but
+ * never written costs address space only, so an overestimate is cheap; the
+ * fixed form needs at most its filter's size, when it switches to bits.
+ * Best effort: no reservation if the allocation fails.
+ */
+static void
+ReserveHashes(BloomAggState *state, double expected)
+{
+	Size		reserve;
+
+	if (!(expected >= RESERVE_FROM))	/* also false for NaN */
+		return;
+	/* a quarter more, as estimates are estimates */
+	expected *= 1.25;
+	reserve = expected < MAX_RESERVED ? (Size) expected : MAX_RESERVED;
+	if (state->capacity > 0)
+		reserve = Min(reserve, FixedFilterBytes(state) / sizeof(uint64));
+	state->hashes = MemoryContextAllocExtended(state->aggcontext, reserve * sizeof(uint64),
+											   MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (state->hashes == NULL)
+		return;
+	state->allocated = reserve;
+	PreferHugePages(state->hashes, reserve * sizeof(uint64));
 }
 
 /*
@@ -250,6 +322,7 @@ MaterializeFilter(BloomAggState *state)
 	if (state->hashes != NULL)
 		pfree(state->hashes);
 	state->maxhashes = Max(MIN_PENDING, Min(MAX_PENDING, VARSIZE(state->filter) / 64));
+	state->allocated = state->maxhashes;
 	state->hashes = MemoryContextAlloc(state->aggcontext, state->maxhashes * sizeof(uint64));
 }
 
@@ -348,6 +421,7 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
 	BloomAggState *state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
 
+	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = KeyTypeOfArg(fcinfo, 1);
 	NoteKeyKind(state, state->key->kind, state->key->tag);
 	return state;

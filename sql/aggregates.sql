@@ -117,6 +117,17 @@ SELECT count(*) AS groups, bool_and(bloom_contains_all(f, vals)) AS every_group_
 FROM (SELECT g, bloom_agg(v) AS f, array_agg(v) AS vals
       FROM (SELECT i / 5 AS g, i AS v FROM generate_series(0, 99999) i) s GROUP BY g) t;
 
+-- a plain bloom_agg reserves its hash buffer for the planner's estimate
+-- (100000 rows for each generate_series below, a third of the input): the
+-- same filter when the estimate is far too high or far too low, compared
+-- with GROUP BY, which reserves nothing
+SELECT (SELECT bloom_agg(g) FROM generate_series(1, 300000) g WHERE g <= 10) =
+       (SELECT bloom_agg(g) FROM generate_series(1, 10) g) AS overestimate_same,
+       (SELECT bloom_agg(g) FROM generate_series(1, 300000) g WHERE g > -1) =
+       (SELECT bloom_agg(g) FROM generate_series(1, 300000) g GROUP BY g < 0) AS underestimate_same,
+       (SELECT bloom_agg(g, 400000, 0.01) FROM generate_series(1, 300000) g WHERE g > -1) =
+       (SELECT bloom_agg(g, 400000, 0.01) FROM generate_series(1, 300000) g GROUP BY g < 0) AS fixed_underestimate_same;
+
 -- parallel plans build the same filter, bit for bit
 CREATE TABLE par AS SELECT i AS id, 'k' || (i % 50000) AS k FROM generate_series(1, 300000) i;
 ANALYZE par;
