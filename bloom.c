@@ -689,12 +689,23 @@ bf_block_test(const uint8_t *block, uint64_t hash, int k)
 	return (all & 1) != 0;
 }
 
-/* Prefetches the block a hash maps to, where the compiler can. */
+/*
+ * Prefetches the block a hash maps to, where the compiler can: both of its
+ * ends, since a filter's blocks follow its header and so usually straddle
+ * two cache lines.  Prefetching only the first left every insert touching
+ * the second to wait for it: inserting into a 3.6 MB filter pushed out of
+ * the cache between batches took 23 ns per hash misaligned against 18
+ * aligned, and 18 with both lines prefetched (medians of 7 runs of a
+ * micro-benchmark).
+ */
 static inline void
 prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
 {
 #if defined(__GNUC__) || defined(__clang__)
-	__builtin_prefetch(bits + (size_t) bf_block_of(hash, nblocks) * BF_BLOCK_BYTES, 1);
+	const uint8_t *block = bits + (size_t) bf_block_of(hash, nblocks) * BF_BLOCK_BYTES;
+
+	__builtin_prefetch(block, 1);
+	__builtin_prefetch(block + BF_BLOCK_BYTES - 1, 1);
 #else
 	(void) bits;
 	(void) nblocks;
