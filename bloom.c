@@ -1177,17 +1177,24 @@ sort_unique(uint64_t *a, size_t n)
  * 52 or more top bits take at most 4096 = DISTINCT_TABLE_LIMIT distinct
  * values, so there the table, always tried, never fills; and hashes sharing
  * all 64 are one value.
+ *
+ * With "placed" (the top level only), the distinct hashes of an out-of-place
+ * split are left at the front of scratch, and *placed says which buffer
+ * holds them; the lower levels always leave theirs in a.
  */
 static size_t
 distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
-			   uint64_t *scratch, uint64_t *table)
+			   uint64_t *scratch, uint64_t *table, uint64_t **placed)
 {
 	size_t		bounds[1 << PARTITION_MAX_BITS];
 	uint64_t   *parts;
 	size_t		kept = 0;
 	size_t		start = 0;
+	uint64_t   *out = a;
 	int			bits;
 
+	if (placed != NULL)
+		*placed = a;
 	if (shift == 64)			/* all equal */
 		return n == 0 ? 0 : 1;
 	if (n <= DISTINCT_TABLE_LIMIT || shift > 64 - DISTINCT_TABLE_BITS ||
@@ -1220,6 +1227,8 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 	/* the table is free while the split runs: 8192 slots, 64 bytes per bucket */
 	partition_hashes(a, n, shift, bits, scratch, bounds, (uint64_t (*)[8]) table);
 	parts = scratch != NULL ? scratch : a;
+	if (placed != NULL)
+		out = *placed = parts;
 	kept = 0;
 	for (int b = 0; b < (1 << bits); b++)
 	{
@@ -1227,10 +1236,10 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		size_t		distinct = distinct_level(parts + start, len, shift + bits,
 											  n >> bits,
 											  scratch != NULL ? a + start : NULL,
-											  table);
+											  table, NULL);
 
 		/* kept <= start: the bucket's survivors move down, never up. */
-		memmove(a + kept, parts + start, distinct * sizeof(uint64_t));
+		memmove(out + kept, parts + start, distinct * sizeof(uint64_t));
 		kept += distinct;
 		start = bounds[b];
 	}
@@ -1243,17 +1252,30 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
  * everything in one slot.  The aggregates' buckets are such buffers.
  */
 size_t
-bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
+bf_distinct_hashes_placed(uint64_t *hashes, size_t n, uint64_t *scratch,
+						  uint64_t **placed)
 {
 	uint64_t	table[1 << DISTINCT_TABLE_BITS];
 	uint64_t	differ = 0;
 
+	*placed = hashes;
 	/* Random hashes differ in the top bit at once: no need to read on. */
 	for (size_t i = 1; i < n && (differ >> 63) == 0; i++)
 		differ |= hashes[i] ^ hashes[0];
 	if (differ == 0)
 		return n == 0 ? 0 : 1;
-	return distinct_level(hashes, n, leading_zeros(differ), 0, scratch, table);
+	return distinct_level(hashes, n, leading_zeros(differ), 0, scratch, table, placed);
+}
+
+size_t
+bf_distinct_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
+{
+	uint64_t   *placed;
+	size_t		distinct = bf_distinct_hashes_placed(hashes, n, scratch, &placed);
+
+	if (placed != hashes)
+		memcpy(hashes, placed, distinct * sizeof(uint64_t));
+	return distinct;
 }
 
 /* How many top bits the hashes are grouped by: the most whose order never decreases. */
@@ -1317,13 +1339,22 @@ bf_count_distinct_grouped(const uint64_t *const *buffers, const size_t *lengths,
 	return distinct;
 }
 
-/* Orders hashes by their top BF_MAX_GROUP_BITS bits; scratch as above. */
+/* Orders hashes by their top BF_MAX_GROUP_BITS bits, in place. */
 void
-bf_group_hashes(uint64_t *hashes, size_t n, uint64_t *scratch)
+bf_group_hashes(uint64_t *hashes, size_t n)
 {
 	size_t		bounds[1 << PARTITION_MAX_BITS];
 
-	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, scratch, bounds, NULL);
-	if (scratch != NULL)
-		memcpy(hashes, scratch, n * sizeof(uint64_t));
+	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, NULL, bounds, NULL);
+}
+
+/* The same, out of place into dst (room for n): much faster for many. */
+void
+bf_group_hashes_into(uint64_t *hashes, size_t n, uint64_t *dst)
+{
+	size_t		bounds[1 << PARTITION_MAX_BITS];
+	uint64_t	staging[8 << PARTITION_MAX_BITS];
+
+	partition_hashes(hashes, n, 0, PARTITION_MAX_BITS, dst, bounds,
+					 (uint64_t (*)[8]) staging);
 }

@@ -216,13 +216,24 @@ extern BF_HIDDEN size_t bf_distinct_hashes(uint64_t *hashes, size_t n,
 										   uint64_t *scratch);
 
 /*
+ * The same, but the distinct hashes stay where the work left them: at the
+ * front of hashes, or, after a split out of place, of scratch (hashes then
+ * served as scratch in turn), which spares copying a large result back.
+ * *placed says which.
+ */
+extern BF_HIDDEN size_t bf_distinct_hashes_placed(uint64_t *hashes, size_t n,
+												  uint64_t *scratch,
+												  uint64_t **placed);
+
+/*
  * Counting the distinct hashes of buffers that bf_distinct_hashes returned
  * (a parallel plan's partial results) without merging them; see bloom.c.
  */
 #define BF_MAX_GROUPED_BUFFERS 64
 #define BF_MAX_GROUP_BITS 10		/* the widest split bf_distinct_hashes makes */
 extern BF_HIDDEN int bf_grouped_bits(const uint64_t *hashes, size_t n);
-extern BF_HIDDEN void bf_group_hashes(uint64_t *hashes, size_t n, uint64_t *scratch);
+extern BF_HIDDEN void bf_group_hashes(uint64_t *hashes, size_t n);
+extern BF_HIDDEN void bf_group_hashes_into(uint64_t *hashes, size_t n, uint64_t *dst);
 extern BF_HIDDEN size_t bf_count_distinct_grouped(const uint64_t *const *buffers,
 												  const size_t *lengths,
 												  int nbuffers, int bits,

@@ -25,14 +25,16 @@
  * Because the final filter depends only on the set of hashes and the count
  * of values, a parallel plan's partial states combine into a filter that is
  * bit for bit the one a serial plan builds.  The workers de-duplicate their
- * own hashes; the leader keeps their buffers as they arrive, counts the
- * union group by group, and inserts each buffer, so that its serial share
- * of the work is a count and an insert, with nothing merged or copied.
+ * own hashes and the leader only groups its own; it keeps the buffers as
+ * they arrive, counts their union group by group, and inserts each buffer,
+ * so that its serial share of the work is a count and an insert, with
+ * nothing merged or copied.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
 #include "fmgr.h"
 #include "libpq/pqformat.h"
 #include "nodes/execnodes.h"
@@ -72,7 +74,7 @@
 #define SERIAL_HEADER_ROOM 64
 
 /* Version byte of the serialised aggregate state (internal to a query). */
-#define AGG_STATE_VERSION 1
+#define AGG_STATE_VERSION 2
 
 typedef struct BloomAggState
 {
@@ -265,6 +267,8 @@ static void
 DistinctHashes(BloomAggState *state, bool at_end)
 {
 	uint64	   *scratch = NULL;
+	uint64	   *placed;
+	Size		room = state->nhashes;
 
 	if (state->distinct)
 		return;
@@ -272,18 +276,24 @@ DistinctHashes(BloomAggState *state, bool at_end)
 	/*
 	 * Scratch space makes a buffer larger than the cache much faster.  It is
 	 * taken only at the end of a state's life (final, serialize), so while
-	 * rows come in the state stays at 8 bytes per value.
+	 * rows come in the state stays at 8 bytes per value.  The distinct
+	 * hashes usually end up in it, and then it becomes the buffer.
 	 */
-	if (at_end && state->nhashes > SCRATCH_FROM)
+	if (at_end && room > SCRATCH_FROM)
 	{
-		scratch = MemoryContextAllocExtended(CurrentMemoryContext,
-											 state->nhashes * sizeof(uint64),
+		scratch = MemoryContextAllocExtended(state->aggcontext, room * sizeof(uint64),
 											 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 		if (scratch != NULL)
-			PreferHugePages(scratch, state->nhashes * sizeof(uint64));
+			PreferHugePages(scratch, room * sizeof(uint64));
 	}
-	state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes, scratch);
-	if (scratch != NULL)
+	state->nhashes = bf_distinct_hashes_placed(state->hashes, room, scratch, &placed);
+	if (placed == scratch)
+	{
+		pfree(state->hashes);
+		state->hashes = scratch;
+		state->maxhashes = state->allocated = room;
+	}
+	else if (scratch != NULL)
 		pfree(scratch);
 	state->distinct = true;
 }
@@ -576,7 +586,7 @@ GroupedDistinctHashes(BloomAggState *state)
 	DistinctHashes(state, true);
 	if (state->nhashes <= 4096 &&
 		bf_grouped_bits(state->hashes, state->nhashes) < BF_MAX_GROUP_BITS)
-		bf_group_hashes(state->hashes, state->nhashes, NULL);
+		bf_group_hashes(state->hashes, state->nhashes);
 }
 
 /*
@@ -736,42 +746,86 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(into);
 }
 
+/* The most hashes a serialised state can hold: it travels as one bytea. */
+static Size
+MaxSerialisedHashes(Size filter_bytes)
+{
+	return (MaxAllocSize - SERIAL_HEADER_ROOM - 1 - filter_bytes) / sizeof(uint64);
+}
+
+/*
+ * Puts a large state's hashes, grouped, into dst (room for all of them), the
+ * message's place for them, and says how many there are.  A worker
+ * de-duplicates them, sparing the leader; its buffer gets them back too, so
+ * that the state stays whole.  The leader's own state goes no further than
+ * the leader's Finalize Aggregate, whose count de-duplicates it together
+ * with the workers' anyway: there grouping is enough.
+ */
+static Size
+GroupIntoMessage(BloomAggState *state, uint64 *dst)
+{
+	uint64	   *placed;
+	Size		distinct;
+
+	if (!IsParallelWorker())
+	{
+		bf_group_hashes_into(state->hashes, state->nhashes, dst);
+		return state->nhashes;
+	}
+	distinct = bf_distinct_hashes_placed(state->hashes, state->nhashes, dst, &placed);
+	if (placed == dst)
+		memcpy(state->hashes, dst, distinct * sizeof(uint64));
+	else
+		memcpy(dst, state->hashes, distinct * sizeof(uint64));
+	state->nhashes = distinct;
+	state->distinct = true;
+	return distinct;
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_serialize);
-/* Serialises a bloom_agg state for a parallel worker's result. */
+/*
+ * Serialises a bloom_agg state for a parallel worker's result.  The hashes
+ * start at SERIAL_HEADER_ROOM, after the other fields and padding, so that
+ * a large buffer can be grouped straight into its place in the message.
+ */
 Datum
 bloom_agg_serialize(PG_FUNCTION_ARGS)
 {
 	BloomAggState *state = (BloomAggState *) PG_GETARG_POINTER(0);
 	Size		filter_bytes = state->filter ? BloomDataLen(state->filter) : 0;
 	StringInfoData buf;
+	Size		nhashes;
+	uint64	   *in_message = NULL;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
 	ConcatenateRuns(state);		/* a combined state, if ever serialised */
 	pq_begintypsend(&buf);
 
 	/*
-	 * De-duplicated here, in the worker, sparing the leader.  The message
-	 * will hold the hashes, so its buffer, taken first, is the scratch space:
-	 * a worker's memory is new, and every new buffer costs page faults.
+	 * The message is new memory that a large state's hashes would be copied
+	 * into anyway: taken first, on huge pages, it is where they are put in
+	 * order.  Smaller states are grouped in place, so that the leader counts
+	 * without merging (CountDistinct).
 	 */
 	if (!state->distinct && state->nhashes > SCRATCH_FROM &&
-		state->nhashes <= (MaxAllocSize - 2 * SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))
+		state->nhashes <= MaxSerialisedHashes(filter_bytes))
 	{
-		enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + state->nhashes * sizeof(uint64) + filter_bytes);
+		enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + state->nhashes * sizeof(uint64) +
+						  1 + filter_bytes);
 		PreferHugePages(buf.data, buf.maxlen);
-		state->nhashes = bf_distinct_hashes(state->hashes, state->nhashes,
-											(uint64 *) (buf.data + SERIAL_HEADER_ROOM));
-		state->distinct = true;
+		in_message = (uint64 *) (buf.data + SERIAL_HEADER_ROOM);
+		nhashes = GroupIntoMessage(state, in_message);
 	}
-	/* Grouped, so that the leader counts without merging (CountDistinct). */
-	GroupedDistinctHashes(state);
-
-	/* A state travels as one bytea, so it is limited to 1 GB. */
-	if (state->nhashes > (MaxAllocSize - SERIAL_HEADER_ROOM - filter_bytes) / sizeof(uint64))
+	else
+	{
+		GroupedDistinctHashes(state);
+		nhashes = state->nhashes;
+	}
+	if (nhashes > MaxSerialisedHashes(filter_bytes))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("bloom_agg state of " UINT64_FORMAT " distinct values is too large for a parallel plan",
-						(uint64) state->nhashes),
+						(uint64) nhashes),
 				 errhint("Run the query without parallelism: SET max_parallel_workers_per_gather = 0.")));
 	pq_sendbyte(&buf, AGG_STATE_VERSION);
 	pq_sendint64(&buf, state->capacity);
@@ -779,9 +833,16 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	pq_sendbyte(&buf, state->key_kind);
 	pq_sendint32(&buf, state->key_tag);
 	pq_sendint64(&buf, (int64) state->rows);
-	pq_sendint64(&buf, (int64) state->nhashes);
+	pq_sendint64(&buf, (int64) nhashes);
+	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
+	enlargeStringInfo(&buf, SERIAL_HEADER_ROOM - buf.len);
+	memset(buf.data + buf.len, 0, SERIAL_HEADER_ROOM - buf.len);
+	buf.len = SERIAL_HEADER_ROOM;
 	/* same machine, so the hashes go in native byte order */
-	pq_sendbytes(&buf, (const char *) state->hashes, state->nhashes * sizeof(uint64));
+	if (in_message != NULL)
+		buf.len += nhashes * sizeof(uint64);	/* already there */
+	else
+		pq_sendbytes(&buf, (const char *) state->hashes, nhashes * sizeof(uint64));
 	pq_sendbyte(&buf, state->filter != NULL);
 	if (state->filter != NULL)
 		pq_sendbytes(&buf, (const char *) BloomData(state->filter),
@@ -828,6 +889,10 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 	CheckSerialisedState(state->key_kind <= BF_KIND_LAST);
 	state->rows = (uint64) pq_getmsgint64(&buf);
 	nhashes = pq_getmsgint64(&buf);
+	/* the padding up to the hashes (bloom_agg_serialize) */
+	CheckSerialisedState(buf.cursor <= SERIAL_HEADER_ROOM - VARHDRSZ &&
+						 buf.len >= SERIAL_HEADER_ROOM - VARHDRSZ);
+	buf.cursor = SERIAL_HEADER_ROOM - VARHDRSZ;
 	CheckSerialisedState(nhashes >= 0 &&
 						 nhashes <= (buf.len - buf.cursor) / (int64) sizeof(uint64));
 	if (nhashes > 0)

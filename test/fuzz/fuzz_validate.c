@@ -267,7 +267,7 @@ check_distinct(const uint64_t *hashes, size_t n)
 		for (int r = 0; r < 2; r++)
 		{
 			if (bf_grouped_bits(runs[r], lengths[r]) < BF_MAX_GROUP_BITS)
-				bf_group_hashes(runs[r], lengths[r], scratch);
+				bf_group_hashes(runs[r], lengths[r]);
 			if (bf_grouped_bits(runs[r], lengths[r]) < bits)
 				bits = bf_grouped_bits(runs[r], lengths[r]);
 		}

@@ -307,33 +307,51 @@ count_distinct(const uint64_t *h, size_t n)
 }
 
 /*
- * De-duplicates h[0..n) with and without scratch space and checks both
- * against sorting: the same count, the same set.
+ * De-duplicates h[0..n) with and without scratch space, and with scratch
+ * leaving the result where it lands, and checks all three against sorting:
+ * the same count, the same set.
  */
 static void
 check_distinct(uint64_t *h, size_t n, const char *what)
 {
 	uint64_t   *copy = malloc(n * sizeof(uint64_t) + 1);
+	uint64_t   *third = malloc(n * sizeof(uint64_t) + 1);
 	uint64_t   *scratch = malloc(n * sizeof(uint64_t) + 1);
+	uint64_t   *scratch_placed = malloc(n * sizeof(uint64_t) + 1);
+	uint64_t   *placed;
 	size_t		expected = count_distinct(h, n);
 	size_t		kept;
 	size_t		kept_scratch;
+	size_t		kept_placed;
 	char		label[160];
 
 	memcpy(copy, h, n * sizeof(uint64_t));
+	memcpy(third, h, n * sizeof(uint64_t));
 	kept = bf_distinct_hashes(h, n, NULL);
 	kept_scratch = bf_distinct_hashes(copy, n, scratch);
+	kept_placed = bf_distinct_hashes_placed(third, n, scratch_placed, &placed);
 	snprintf(label, sizeof(label), "%s: %zu distinct of %zu, in place and with scratch",
 			 what, expected, n);
-	check(kept == expected && kept_scratch == expected &&
-		  count_distinct(h, kept) == kept && count_distinct(copy, kept) == kept,
+	check(kept == expected && kept_scratch == expected && kept_placed == expected &&
+		  (placed == third || placed == scratch_placed) &&
+		  count_distinct(h, kept) == kept && count_distinct(copy, kept) == kept &&
+		  count_distinct(placed, kept) == kept,
 		  label);
+	if (kept > 65536)
+	{
+		snprintf(label, sizeof(label), "%s: a large result is left in scratch", what);
+		check(placed == scratch_placed, label);
+	}
 	qsort(h, kept, sizeof(uint64_t), compare_u64);
 	qsort(copy, kept, sizeof(uint64_t), compare_u64);
-	snprintf(label, sizeof(label), "%s: both keep the same hashes", what);
-	check(memcmp(h, copy, kept * sizeof(uint64_t)) == 0, label);
+	qsort(placed, kept, sizeof(uint64_t), compare_u64);
+	snprintf(label, sizeof(label), "%s: all three keep the same hashes", what);
+	check(memcmp(h, copy, kept * sizeof(uint64_t)) == 0 &&
+		  memcmp(h, placed, kept * sizeof(uint64_t)) == 0, label);
 	free(copy);
+	free(third);
 	free(scratch);
+	free(scratch_placed);
 }
 
 static void
@@ -505,10 +523,31 @@ test_count_distinct_grouped(void)
 		check(bf_grouped_bits(pair, 2) == 61, "5 then 3 share their top 61 bits");
 	}
 	memcpy(scratch, all, 1000 * sizeof(uint64_t));
-	bf_group_hashes(scratch, 1000, NULL);
+	bf_group_hashes(scratch, 1000);
 	check(bf_grouped_bits(scratch, 1000) >= BF_MAX_GROUP_BITS &&
 		  count_distinct(scratch, 1000) == count_distinct(all, 1000),
 		  "grouping in place keeps the hashes and groups them");
+	/* out of place, streamed (600,000 hashes) and not (1,000), at two alignments */
+	for (int shape = 0; shape < 4; shape++)
+	{
+		size_t		count = shape < 2 ? 3 * n : 1000;
+		uint64_t   *grouped = malloc((count + 1) * sizeof(uint64_t));
+		uint64_t   *into = grouped + (shape % 2);
+		uint64_t   *sorted = malloc(count * sizeof(uint64_t));
+		char		label[120];
+
+		bf_group_hashes_into(all, count, into);
+		memcpy(sorted, all, count * sizeof(uint64_t));
+		qsort(sorted, count, sizeof(uint64_t), compare_u64);
+		snprintf(label, sizeof(label),
+				 "grouping %zu hashes out of place (offset %d) groups them", count, shape % 2);
+		check(bf_grouped_bits(into, count) >= BF_MAX_GROUP_BITS, label);
+		qsort(into, count, sizeof(uint64_t), compare_u64);
+		snprintf(label, sizeof(label), "grouping %zu hashes out of place keeps them all", count);
+		check(memcmp(into, sorted, count * sizeof(uint64_t)) == 0, label);
+		free(grouped);
+		free(sorted);
+	}
 	for (int r = 0; r < 3; r++)
 		free(runs[r]);
 	free(all);
