@@ -13,6 +13,8 @@
 # slow or busy machine shifts both sides alike.  The queries of a comparison
 # run round-robin (A B A B ...) after one untimed warm-up pass, and each side
 # is the median of its runs, timed by psql's \timing as a client sees it.
+# The ratio a target applies to is the median of the per-pass ratios (see
+# paired_ratio); the ratio of the two medians is printed next to it.
 #
 # Environment (optional): BENCH_RUNS timed runs per query (default 9, at
 # least 5), BENCH_POINT_RUNS runs of the single-row probes (default 200),
@@ -237,19 +239,32 @@ measure() {
 		done
 	} >"$WORK/measure.sql"
 	"${PSQL[@]}" -f "$WORK/measure.sql" >"$WORK/measure.out" || die "measuring $* failed"
-	# Pass 0 is the warm-up.
-	awk '$1 == "@" { pass = $2; label = $3; next }
-		 ($1 == "Time:" || $1 == "Value:") && pass > 0 { print label, $2 }' \
+	MEASURE_CALL=$((MEASURE_CALL + 1))
+	# Pass 0 is the warm-up.  Each time is tagged with the call, so that a
+	# label timed in two calls (base) is summarised per call.
+	awk -v call="$MEASURE_CALL" '$1 == "@" { pass = $2; label = $3; next }
+		 ($1 == "Time:" || $1 == "Value:") && pass > 0 { print label, $2, call }' \
 		"$WORK/measure.out" >>"$WORK/times"
 }
+MEASURE_CALL=0
 
-# The median of a label's timings, in ms.
+# A label's timings from the latest measure call that timed it, in order.
+latest_times() {
+	awk -v label="$1" '$1 == label { if ($3 != call) { call = $3; n = 0 } v[++n] = $2 }
+		END { for (i = 1; i <= n; i++) print v[i] }' "$WORK/times"
+}
+
+# The median of a list of numbers on stdin, or nan for none.
+median_of_input() {
+	sort -g | awk '{ v[NR] = $1 }
+		END { if (NR == 0) print "nan";
+			  else if (NR % 2) print v[(NR + 1) / 2];
+			  else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# The median of a label's timings (its latest measure call), in ms.
 median() {
-	awk -v label="$1" '$1 == label { print $2 }' "$WORK/times" | sort -g |
-		awk '{ v[NR] = $1 }
-			 END { if (NR == 0) print "nan";
-				   else if (NR % 2) print v[(NR + 1) / 2];
-				   else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	latest_times "$1" | median_of_input
 }
 
 # ---------------------------------------------------------------------------
@@ -297,22 +312,47 @@ ratio_of() {
 		else printf "%.6g", a / b }'
 }
 
-ROW_FORMAT='%-2s %-40s %10s  %-34s %10s  %7s  %-11s %s\n'
+# The median, over the passes of their latest measure call, of label $1's
+# time divided by label $2's in the same pass.  measure runs a pass's
+# queries back to back, so a slow spell of the machine, which lasts seconds,
+# mostly slows both sides of a pass alike; the ratio of two medians instead
+# compares whichever of the machine's speeds each median happened to fall on.
+paired_ratio() {
+	paste -d' ' <(latest_times "$1") <(latest_times "$2") |
+		awk 'NF == 2 && $2 > 0 { print $1 / $2 }' | median_of_input
+}
+
+ROW_FORMAT='%-2s %-40s %10s  %-34s %10s  %7s  %7s  %-11s %s\n'
 
 table_header() {
 	# shellcheck disable=SC2059
-	printf "$ROW_FORMAT" '#' 'measurement' 'median' 'baseline' 'median' 'ratio' 'target' 'result'
-	printf '%s\n' "$(printf '%.0s-' {1..128})"
+	printf "$ROW_FORMAT" '#' 'measurement' 'median' 'baseline' 'median' 'ratio' 'medians' 'target' 'result'
+	printf '%s\n' "$(printf '%.0s-' {1..137})"
 }
 
-# One row whose target applies to the ratio value / baseline.
+# One row whose target applies to the ratio value / baseline, computed
+# from the two medians (a derived value has no passes to pair).
 ratio_row() {
 	local num=$1 what=$2 value=$3 unit=$4 base_what=$5 base=$6 target=$7 ratio
 	ratio=$(ratio_of "$value" "$base")
 	verdict "$ratio" "$target"
 	# shellcheck disable=SC2059
 	printf "$ROW_FORMAT" "$num" "$what" "$(fmt "$value") $unit" "$base_what" "$(fmt "$base") $unit" \
-		"$(fmt "$ratio")" "$target" "$VERDICT"
+		"$(fmt "$ratio")" "$(fmt "$ratio")" "$target" "$VERDICT"
+}
+
+# One row of two timed labels: the target applies to the median of their
+# per-pass ratios (paired_ratio); the ratio of their medians is shown next
+# to it.
+paired_row() {
+	local num=$1 what=$2 label=$3 unit=$4 base_what=$5 base_label=$6 target=$7
+	local value base ratio
+	value=$(median "$label") base=$(median "$base_label")
+	ratio=$(paired_ratio "$label" "$base_label")
+	verdict "$ratio" "$target"
+	# shellcheck disable=SC2059
+	printf "$ROW_FORMAT" "$num" "$what" "$(fmt "$value") $unit" "$base_what" "$(fmt "$base") $unit" \
+		"$(fmt "$ratio")" "$(fmt "$(ratio_of "$value" "$base")")" "$target" "$VERDICT"
 }
 
 # One row whose target applies to the value itself; the baseline, if any,
@@ -326,7 +366,7 @@ value_row() {
 	verdict "$value" "$target"
 	# shellcheck disable=SC2059
 	printf "$ROW_FORMAT" "$num" "$what" "$(fmt "$value") $unit" "$base_what" "$base_shown" "$ratio" \
-		"${target:+$target $unit}" "$VERDICT"
+		"$ratio" "${target:+$target $unit}" "$VERDICT"
 }
 
 # ---------------------------------------------------------------------------
@@ -336,56 +376,48 @@ value_row() {
 # 1 and 3 (cache-resident filter): probe scan against the trivial scan, the
 # literal filter and the exact hash semi-join.
 probe_small() {
-	local base bloom literal join
 	measure "$RUNS" base probe_small probe_small_literal join_small
-	base=$(median base) bloom=$(median probe_small)
-	literal=$(median probe_small_literal) join=$(median join_small)
-	ratio_row 1 "probe scan, 300k-key filter (table)" "$bloom" ms "scan with user_id <> 0" "$base" "<= 1.3"
-	ratio_row 1 "probe scan, same filter as a literal" "$literal" ms "filter from the table" "$bloom" "0.9-1.1"
-	ratio_row 3 "hash semi-join, 300k users" "$join" ms "probe scan, 300k-key filter" "$bloom" ">= 4"
+	paired_row 1 "probe scan, 300k-key filter (table)" probe_small ms "scan with user_id <> 0" base "<= 1.3"
+	paired_row 1 "probe scan, same filter as a literal" probe_small_literal ms "filter from the table" probe_small "0.9-1.1"
+	paired_row 3 "hash semi-join, 300k users" join_small ms "probe scan, 300k-key filter" probe_small ">= 4"
 }
 
 # 2 and 3 (filter larger than the caches): the extra time per probe against
 # the latency of one dependent random load, and the hash semi-join.
 probe_large() {
-	local base bloom join bytes row_bytes floor extra
+	local base bloom bytes row_bytes floor extra
 	bytes=$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'large'))")
 	# The scan streams its table through the caches between probes, which
 	# evicts the filter; the latency program reads as much per step.
 	row_bytes=$(sql_value "SELECT pg_relation_size('requests') / $N")
 	COMMAND[floor_large]="$([ "$CPU" = none ] || echo "taskset -c $CPU ")'$WORK/chase' $bytes $row_bytes"
 	measure "$RUNS" base probe_large join_large floor_large
-	base=$(median base) bloom=$(median probe_large) join=$(median join_large)
+	base=$(median base) bloom=$(median probe_large)
 	floor=$(median floor_large)
 	extra=$(calc "($bloom - $base) * 1e6 / $N")
-	ratio_row 2 "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ms "scan with user_id <> 0" "$base" ""
+	paired_row 2 "probe scan, $(keys_label "$LARGE_KEYS")-key filter" probe_large ms "scan with user_id <> 0" base ""
 	ratio_row 2 "extra per probe, $(size_label "$bytes") filter" "$extra" ns "dependent random load" "$floor" "<= 1.5"
-	ratio_row 3 "hash semi-join, $(keys_label "$LARGE_KEYS") users" "$join" ms "probe scan, $(keys_label "$LARGE_KEYS")-key filter" "$bloom" ">= 2.5"
+	paired_row 3 "hash semi-join, $(keys_label "$LARGE_KEYS") users" join_large ms "probe scan, $(keys_label "$LARGE_KEYS")-key filter" probe_large ">= 2.5"
 	NOTES+=("2: per-probe extra = (probe scan - <> 0 scan) / N = $extra ns; one dependent random load over $bytes bytes while streaming $row_bytes bytes of a large buffer, as the scan reads per row (bench/chase.c, run in turn with the scans) = $floor ns")
 }
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
 aggregation() {
-	local sum bloom fixed hll array serial parallel serial_fixed parallel_fixed
 	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array
-	sum=$(median agg_sum) bloom=$(median agg_bloom) fixed=$(median agg_bloom_fixed)
-	hll=$(median agg_hll) array=$(median agg_array)
-	ratio_row 4 "bloom_agg(id)" "$bloom" ms "sum(id)" "$sum" "<= 1.5"
-	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "sum(id)" "$sum" "<= 1.5"
-	ratio_row 4 "bloom_agg(id)" "$bloom" ms "hll_add_agg(hll_hash_bigint(id))" "$hll" ""
-	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "hll_add_agg(hll_hash_bigint(id))" "$hll" ""
-	ratio_row 4 "bloom_agg(id)" "$bloom" ms "array_agg(id)" "$array" ""
-	ratio_row 4 "bloom_agg(id, N, 0.01)" "$fixed" ms "array_agg(id)" "$array" ""
+	paired_row 4 "bloom_agg(id)" agg_bloom ms "sum(id)" agg_sum "<= 1.5"
+	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "sum(id)" agg_sum "<= 1.5"
+	paired_row 4 "bloom_agg(id)" agg_bloom ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
+	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
+	paired_row 4 "bloom_agg(id)" agg_bloom ms "array_agg(id)" agg_array ""
+	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "array_agg(id)" agg_array ""
 
 	# Both forms: the self-sizing one's leader receives every distinct hash
 	# and must count and insert them alone, the fixed one's receives bits.
 	PIN=no
 	measure "$RUNS" agg_serial agg_parallel agg_serial_fixed agg_parallel_fixed
 	PIN=yes
-	serial=$(median agg_serial) parallel=$(median agg_parallel)
-	serial_fixed=$(median agg_serial_fixed) parallel_fixed=$(median agg_parallel_fixed)
-	ratio_row 4 "bloom_agg(id) serial" "$serial" ms "same, parallel (2 workers)" "$parallel" ">= 1.3"
-	ratio_row 4 "bloom_agg(id, N, 0.01) serial" "$serial_fixed" ms "same, parallel (2 workers)" "$parallel_fixed" ">= 1.3"
+	paired_row 4 "bloom_agg(id) serial" agg_serial ms "same, parallel (2 workers)" agg_parallel ">= 1.3"
+	paired_row 4 "bloom_agg(id, N, 0.01) serial" agg_serial_fixed ms "same, parallel (2 workers)" agg_parallel_fixed ">= 1.3"
 	check_parallel "bloom_agg(id)" agg_parallel
 	check_parallel "bloom_agg(id, $N, 0.01)" agg_parallel_fixed
 }
@@ -413,10 +445,9 @@ check_parallel() {
 # at least once per key and takes seconds per run, so it gets the minimum of
 # 5 runs, in a pair of its own (add_all_vs_loop: add_all_big relabelled).
 batch_adds() {
-	local big small loop big_again
+	local loop big_again
 	measure "$RUNS" add_all_big add_all_small
-	big=$(median add_all_big) small=$(median add_all_small)
-	ratio_row 5 "bloom_add_all, 20k keys, 2.4 MB filter" "$big" ms "same into a 1 KB filter" "$small" "<= 1.5"
+	paired_row 5 "bloom_add_all, 20k keys, 2.4 MB filter" add_all_big ms "same into a 1 KB filter" add_all_small "<= 1.5"
 	QUERY[add_all_vs_loop]=${QUERY[add_all_big]}
 	measure 5 add_all_vs_loop add_loop_big
 	big_again=$(median add_all_vs_loop) loop=$(median add_loop_big)
