@@ -755,11 +755,12 @@ MaxSerialisedHashes(Size filter_bytes)
 
 /*
  * Puts a large state's hashes, grouped, into dst (room for all of them), the
- * message's place for them, and says how many there are.  A worker
- * de-duplicates them, sparing the leader; its buffer gets them back too, so
- * that the state stays whole.  The leader's own state goes no further than
- * the leader's Finalize Aggregate, whose count de-duplicates it together
- * with the workers' anyway: there grouping is enough.
+ * message's place for them, and says how many there are.  A parallel worker
+ * de-duplicates them, sparing the leader (measured: grouping only there made
+ * the parallel plan slower); its buffer gets them back too, so that the
+ * state stays whole.  Any other process's state (the leader's own, or one
+ * that another node will combine) is only grouped: whatever combines it
+ * counts the union, which de-duplicates it anyway.
  */
 static Size
 GroupIntoMessage(BloomAggState *state, uint64 *dst)
@@ -835,6 +836,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	pq_sendint64(&buf, (int64) state->rows);
 	pq_sendint64(&buf, (int64) nhashes);
 	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
+	Assert(buf.len <= SERIAL_HEADER_ROOM);
 	enlargeStringInfo(&buf, SERIAL_HEADER_ROOM - buf.len);
 	memset(buf.data + buf.len, 0, SERIAL_HEADER_ROOM - buf.len);
 	buf.len = SERIAL_HEADER_ROOM;
