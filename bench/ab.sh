@@ -13,6 +13,11 @@
 # both builds.  It prints the median, first quartile and fastest of BENCH_RUNS
 # runs (default 15) per query, as ratios to sum(id) and to REV's.
 #
+# With BENCH_PARALLEL=yes it then also times each build's bloom_agg(id)
+# serial and with a forced parallel plan (2 workers, not pinned) and prints
+# each build's speedup as the median of per-pass ratios (run.sh's
+# paired_ratio).
+#
 # Run as root, after make install (the bloom type and its I/O come from the
 # installed extension; only the aggregates' functions come from each build).
 # Uses run.sh's cluster, timing and cleanup; see there for BENCH_CPU.
@@ -58,13 +63,21 @@ create_aggregates() {
 	"${PSQL[@]}" >/dev/null <<-EOF || die "creating build $build's aggregates failed"
 		CREATE SCHEMA $build;
 		CREATE FUNCTION $build.add(internal, anycompatible) RETURNS internal
-			AS '\$libdir/$module', 'bloom_agg_add' LANGUAGE C;
+			AS '\$libdir/$module', 'bloom_agg_add' LANGUAGE C PARALLEL SAFE;
 		CREATE FUNCTION $build.add_fixed(internal, anycompatible, bigint, float8) RETURNS internal
 			AS '\$libdir/$module', 'bloom_agg_add_fixed' LANGUAGE C;
 		CREATE FUNCTION $build.final(internal) RETURNS bloom
-			AS '\$libdir/$module', 'bloom_agg_final' LANGUAGE C;
+			AS '\$libdir/$module', 'bloom_agg_final' LANGUAGE C PARALLEL SAFE;
+		CREATE FUNCTION $build.combine(internal, internal) RETURNS internal
+			AS '\$libdir/$module', 'bloom_agg_combine' LANGUAGE C PARALLEL SAFE;
+		CREATE FUNCTION $build.serialize(internal) RETURNS bytea
+			AS '\$libdir/$module', 'bloom_agg_serialize' LANGUAGE C STRICT PARALLEL SAFE;
+		CREATE FUNCTION $build.deserialize(bytea, internal) RETURNS internal
+			AS '\$libdir/$module', 'bloom_agg_deserialize' LANGUAGE C STRICT PARALLEL SAFE;
 		CREATE AGGREGATE $build.bloom_agg(anycompatible)
-			(SFUNC = $build.add, STYPE = internal, FINALFUNC = $build.final);
+			(SFUNC = $build.add, STYPE = internal, FINALFUNC = $build.final,
+			 COMBINEFUNC = $build.combine, SERIALFUNC = $build.serialize,
+			 DESERIALFUNC = $build.deserialize, PARALLEL = SAFE);
 		CREATE AGGREGATE $build.bloom_agg(anycompatible, bigint, float8)
 			(SFUNC = $build.add_fixed, STYPE = internal, FINALFUNC = $build.final);
 	EOF
@@ -97,6 +110,26 @@ report() {
 			}
 			print "(each ratio: of the medians, of the first quartiles, of the fastest runs)"
 		}'
+}
+
+# Each build's bloom_agg(id), serial and forced parallel, in turn.
+parallel_ab() {
+	local build label
+	for build in a b; do
+		QUERY[${build}_serial]="SELECT pg_column_size($build.bloom_agg(id)) FROM t"
+		QUERY[${build}_parallel]=${QUERY[${build}_serial]}
+		SETTINGS[${build}_parallel]=$FORCE_PARALLEL
+	done
+	echo
+	echo "bloom_agg(id) serial and with a forced parallel plan (2 workers), not pinned"
+	PIN=no
+	measure "$RUNS" a_serial a_parallel b_serial b_parallel
+	PIN=yes
+	printf "%-11s %9s %9s %9s\n" "" "median" "q1" "fastest"
+	for label in a_serial a_parallel b_serial b_parallel; do
+		summary "$label"
+	done | awk '{ printf "%-11s %6.1f ms %6.1f ms %6.1f ms\n", $1, $2, $3, $4 }'
+	echo "speedup (median of per-pass serial / parallel): a $(fmt "$(paired_ratio a_serial a_parallel)"), b $(fmt "$(paired_ratio b_serial b_parallel)")"
 }
 
 main_ab() {
@@ -132,6 +165,9 @@ main_ab() {
 	echo "a = $(git -C "$BENCH_DIR/.." rev-parse --short "$REV"), b = the working tree; N = $N, $RUNS runs each, pinned to CPU $CPU"
 	measure "$RUNS" sum a_self b_self a_fixed b_fixed
 	report
+	if [ "${BENCH_PARALLEL:-no}" = yes ]; then
+		parallel_ab
+	fi
 }
 
 main_ab

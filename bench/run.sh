@@ -45,6 +45,9 @@ SMALL_KEYS=300000
 # small N stays quick; below N = 3000000 the output says it was scaled.
 LARGE_KEYS=${BENCH_LARGE_KEYS:-$((N < 3000000 ? N : 3000000))}
 ADD_KEYS=20000
+# A forced parallel plan with 2 workers (also bench/ab.sh).
+FORCE_PARALLEL="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
 PACKAGES=(postgresql-15 postgresql-client-15 postgresql-15-hll gcc libc6-dev)
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -185,8 +188,7 @@ define_queries() {
 	QUERY[agg_array]="SELECT pg_column_size(array_agg(id)) FROM t"
 	QUERY[agg_serial]=${QUERY[agg_bloom]}
 	QUERY[agg_parallel]=${QUERY[agg_bloom]}
-	SETTINGS[agg_parallel]="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
-SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
+	SETTINGS[agg_parallel]=$FORCE_PARALLEL
 	QUERY[agg_serial_fixed]=${QUERY[agg_bloom_fixed]}
 	QUERY[agg_parallel_fixed]=${QUERY[agg_bloom_fixed]}
 	SETTINGS[agg_parallel_fixed]=${SETTINGS[agg_parallel]}
