@@ -24,11 +24,11 @@
  *
  * Because the final filter depends only on the set of hashes and the count
  * of values, a parallel plan's partial states combine into a filter that is
- * bit for bit the one a serial plan builds.  The workers de-duplicate their
- * own hashes and the leader only groups its own; it keeps the buffers as
- * they arrive, counts their union group by group, and inserts each buffer,
- * so that its serial share of the work is a count and an insert, with
- * nothing merged or copied.
+ * bit for bit the one a serial plan builds.  Each process only groups its
+ * hashes (a worker that met many duplicates also drops them); the leader
+ * keeps the buffers as they arrive, counts their union group by group, and
+ * inserts each buffer, so that its serial share of the work is a count and
+ * an insert, with nothing merged or copied.
  *
  *-------------------------------------------------------------------------
  */
@@ -102,6 +102,7 @@ typedef struct BloomAggState
 	Size		maxhashes;
 	Size		allocated;
 	Size		compact_at;		/* self-sizing: de-duplicate when this full */
+	bool		had_duplicates; /* a de-duplication removed a quarter or more */
 	bool		distinct;		/* hashes are de-duplicated and grouped */
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
@@ -372,6 +373,7 @@ MakeRoom(BloomAggState *state, Size incoming)
 		 * 262,144 of every 3M distinct values, 2% of the aggregate).
 		 */
 		state->compact_at = state->nhashes > before * 3 / 4 ? before * 64 : 1024;
+		state->had_duplicates |= state->nhashes <= before * 3 / 4;
 		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
 			return;
 	}
@@ -755,12 +757,15 @@ MaxSerialisedHashes(Size filter_bytes)
 
 /*
  * Puts a large state's hashes, grouped, into dst (room for all of them), the
- * message's place for them, and says how many there are.  A parallel worker
- * de-duplicates them, sparing the leader (measured: grouping only there made
- * the parallel plan slower); its buffer gets them back too, so that the
- * state stays whole.  Any other process's state (the leader's own, or one
- * that another node will combine) is only grouped: whatever combines it
- * counts the union, which de-duplicates it anyway.
+ * message's place for them, and says how many there are.  Grouping is all
+ * the combining side needs: it counts the union, which de-duplicates it
+ * anyway, and the leader of a parallel plan can start counting only once its
+ * slowest worker has sent its state, so a worker that only groups (about a
+ * third of the work of de-duplicating) keeps it waiting less.  Only a
+ * parallel worker whose buffer has shown many duplicates de-duplicates
+ * first, since sending them would cost the leader more than it costs the
+ * worker; its buffer gets the result back too, so that the state stays
+ * whole.
  */
 static Size
 GroupIntoMessage(BloomAggState *state, uint64 *dst)
@@ -768,7 +773,7 @@ GroupIntoMessage(BloomAggState *state, uint64 *dst)
 	uint64	   *placed;
 	Size		distinct;
 
-	if (!IsParallelWorker())
+	if (!IsParallelWorker() || !state->had_duplicates)
 	{
 		bf_group_hashes_into(state->hashes, state->nhashes, dst);
 		return state->nhashes;

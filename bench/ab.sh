@@ -130,6 +130,7 @@ parallel_ab() {
 		summary "$label"
 	done | awk '{ printf "%-11s %6.1f ms %6.1f ms %6.1f ms\n", $1, $2, $3, $4 }'
 	echo "speedup (median of per-pass serial / parallel): a $(fmt "$(paired_ratio a_serial a_parallel)"), b $(fmt "$(paired_ratio b_serial b_parallel)")"
+	echo "parallel time, b / a (median of per-pass ratios): $(fmt "$(paired_ratio b_parallel a_parallel)")"
 }
 
 main_ab() {

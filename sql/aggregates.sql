@@ -134,7 +134,7 @@ ANALYZE par;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE serial_results AS
 SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
-       bloom_agg(id, 1000, 0.01) AS d
+       bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e
 FROM par;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -142,11 +142,12 @@ SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 EXPLAIN (COSTS OFF)
 SELECT bloom_agg(id), bloom_agg(k, 0.001), bloom_agg(id, 400000, 0.01), bloom_agg(id, 1000, 0.01) FROM par;
+-- (e: a worker that met many duplicates de-duplicates before sending)
 SELECT s.a = p.a AS self_sizing_same, s.b = p.b AS fpr_form_same, s.c = p.c AS fixed_same,
-       s.d = p.d AS fixed_overfilled_same
+       s.d = p.d AS fixed_overfilled_same, s.e = p.e AS repeated_values_same
 FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
-             bloom_agg(id, 1000, 0.01) AS d FROM par) p;
+             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e FROM par) p;
 CREATE TABLE part_filters AS
 SELECT id % 8 AS part, bloom_agg(id, 400000, 0.01) AS f FROM par GROUP BY id % 8;
 EXPLAIN (COSTS OFF) SELECT bloom_union_agg(f), bloom_intersection_agg(f) FROM part_filters;
