@@ -226,7 +226,7 @@ extern BF_HIDDEN size_t bf_distinct_hashes_placed(uint64_t *hashes, size_t n,
 												  uint64_t **placed);
 
 /*
- * Counting the distinct hashes of buffers that bf_distinct_hashes returned
+ * Counting the distinct hashes of buffers grouped by their top bits
  * (a parallel plan's partial results) without merging them; see bloom.c.
  */
 #define BF_MAX_GROUPED_BUFFERS 64

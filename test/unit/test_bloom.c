@@ -496,8 +496,19 @@ test_count_distinct_grouped(void)
 									BF_MAX_GROUP_BITS, scratch, n) == expected,
 		  "grouped runs counted together: the distinct count of their union");
 	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
-									BF_MAX_GROUP_BITS, scratch, 100) == SIZE_MAX,
-		  "a group larger than the scratch space gives up");
+									BF_MAX_GROUP_BITS, scratch, 10) == SIZE_MAX,
+		  "shared fingerprints beyond the scratch space give up");
+	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+									1, scratch, n) == SIZE_MAX,
+		  "a group too large for the bitmaps and the scratch space gives up");
+	{
+		uint64_t   *big = malloc(3 * n * sizeof(uint64_t));
+
+		check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
+										1, big, 3 * n) == expected,
+			  "a group too large for the bitmaps is counted whole");
+		free(big);
+	}
 	check(bf_count_distinct_grouped((const uint64_t *const *) runs, lengths, 3,
 									0, scratch, n) == SIZE_MAX,
 		  "zero group bits give up");
@@ -512,6 +523,39 @@ test_count_distinct_grouped(void)
 			  "a run out of group order is noticed, not miscounted");
 		runs[1][lengths[1] - 1] = runs[1][0];
 		runs[1][0] = first;
+	}
+
+	{
+		/*
+		 * Hashes that differ only below their fingerprint bits (chosen
+		 * values could do that) all share one; duplicates among them too.
+		 */
+		size_t		m = 3000;
+		uint64_t   *alike = malloc(m * sizeof(uint64_t));
+		const uint64_t *one[1] = {alike};
+		size_t		length[1] = {m};
+
+		for (size_t i = 0; i < m; i++)
+			alike[i] = (UINT64_C(5) << 54) | (i % 2000);
+		check(bf_count_distinct_grouped(one, length, 1, BF_MAX_GROUP_BITS, scratch, n) == 2000,
+			  "hashes sharing one fingerprint are counted exactly");
+		free(alike);
+	}
+	{
+		/* distinct random hashes: nearly all fingerprints unshared */
+		size_t		m = 300000;
+		uint64_t   *arrived = malloc(m * sizeof(uint64_t));
+		uint64_t   *fresh = malloc(m * sizeof(uint64_t));
+		const uint64_t *one[1] = {fresh};
+		size_t		length[1] = {m};
+
+		for (size_t i = 0; i < m; i++)
+			arrived[i] = key_hash(i, 9);
+		bf_group_hashes_into(arrived, m, fresh);
+		check(bf_count_distinct_grouped(one, length, 1, BF_MAX_GROUP_BITS, scratch, n) == m,
+			  "distinct hashes are counted exactly");
+		free(arrived);
+		free(fresh);
 	}
 
 	check(bf_grouped_bits(small, 4) == 0, "a buffer out of order in its top bit is grouped by none");
