@@ -1364,8 +1364,10 @@ count_group_distinct(const uint64_t *const *buffers, const size_t *from, const s
 			seen[fingerprint >> 6] = word | bit;
 			fingerprints += (word & bit) == 0;
 		}
+	/* few words hold a shared fingerprint; popcount may be a library call */
 	for (size_t w = 0; w < words; w++)
-		shared_fingerprints += popcount64(shared[w]);
+		if (shared[w] != 0)
+			shared_fingerprints += popcount64(shared[w]);
 	if (shared_fingerprints == 0)
 		return fingerprints;
 
