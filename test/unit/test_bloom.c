@@ -284,6 +284,32 @@ test_set_algebra_and_estimates(void)
 	memset(u, 0xFF, nbytes);
 	check(isinf(bf_estimate_cardinality(ha.nblocks, ha.k, bf_popcount(u, nbytes))),
 		  "a saturated filter estimates infinity");
+	{
+		/* word by word with a byte tail, at an odd offset and length */
+		uint8_t		left[21],
+					right[21],
+					either[21],
+					both[21];
+		bool		same = true;
+
+		for (int i = 0; i < 21; i++)
+		{
+			left[i] = (uint8_t) (i * 37 + 1);
+			right[i] = (uint8_t) (i * 101 + 7);
+		}
+		memcpy(either, left, sizeof(left));
+		memcpy(both, left, sizeof(left));
+		bf_union_bits(either + 1, right + 1, 19);
+		bf_intersect_bits(both + 1, right + 1, 19);
+		for (int i = 0; i < 21; i++)
+		{
+			bool		inside = i >= 1 && i < 20;
+
+			same &= either[i] == (inside ? (uint8_t) (left[i] | right[i]) : left[i]);
+			same &= both[i] == (inside ? (uint8_t) (left[i] & right[i]) : left[i]);
+		}
+		check(same, "union and intersection of bytes at any offset and length");
+	}
 	free(a);
 	free(b);
 	free(u);
