@@ -910,6 +910,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 		memcpy(state->hashes, pq_getmsgbytes(&buf, nhashes * sizeof(uint64)),
 			   nhashes * sizeof(uint64));
 		state->nhashes = nhashes;
+		state->distinct = false;	/* grouped, but may hold duplicates */
 	}
 	if (pq_getmsgbyte(&buf) != 0)
 	{
