@@ -148,6 +148,26 @@ SELECT s.a = p.a AS self_sizing_same, s.b = p.b AS fpr_form_same, s.c = p.c AS f
 FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
              bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e FROM par) p;
+-- no worker can start: the leader runs every partial state and hands each
+-- over in memory to the Finalize Aggregate; and the other way round, every
+-- state comes serialised from a worker (the DEBUG lines show the first)
+SET max_parallel_workers = 0;
+SET client_min_messages = debug1;
+SELECT s.a = p.a AS leader_only_self_sizing_same, s.b = p.b AS leader_only_fpr_form_same,
+       s.c = p.c AS leader_only_fixed_same, s.d = p.d AS leader_only_fixed_overfilled_same,
+       s.e = p.e AS leader_only_repeated_values_same
+FROM serial_results s,
+     (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
+             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e FROM par) p;
+RESET client_min_messages;
+RESET max_parallel_workers;
+SET parallel_leader_participation = off;
+SELECT s.a = p.a AS workers_only_self_sizing_same, s.c = p.c AS workers_only_fixed_same,
+       s.e = p.e AS workers_only_repeated_values_same
+FROM serial_results s,
+     (SELECT bloom_agg(id) AS a, bloom_agg(id, 400000, 0.01) AS c, bloom_agg(id % 90000) AS e
+      FROM par) p;
+RESET parallel_leader_participation;
 CREATE TABLE part_filters AS
 SELECT id % 8 AS part, bloom_agg(id, 400000, 0.01) AS f FROM par GROUP BY id % 8;
 EXPLAIN (COSTS OFF) SELECT bloom_union_agg(f), bloom_intersection_agg(f) FROM part_filters;
