@@ -38,11 +38,12 @@
  * there (into the message, twice by the executor as the first input row of
  * the Finalize Aggregate, and by deserialize), each time into new memory
  * whose page faults cost about 1 ms per MB on this kind of virtual machine:
- * a third of the leader's work after its scan, with the other CPU idle.
- * When the plan shows that the state goes straight to an aggregate of this
- * process that deserialises it, the message only names it (HandOver), and
- * deserialize returns the state itself.  A name that is not registered in
- * this process is an ERROR; nothing is ever read from an address in a
+ * two thirds of the leader's page faults in a 3M-row bloom_agg(id), after
+ * its scan, with the other CPU idle.  When the plan shows that the state
+ * goes straight to an aggregate of this process that deserialises it, the
+ * message only names it (HandOver), and deserialize returns the state
+ * itself.  A name this process did not register for the aggregate that
+ * deserialises it is an ERROR; nothing is ever read from an address in a
  * message.
  *
  *-------------------------------------------------------------------------
@@ -130,13 +131,15 @@ typedef struct BloomAggState
 	Bloom	   *filter;
 
 	/*
-	 * Self-sizing forms, in a combine: the de-duplicated hash buffers of the
+	 * Self-sizing forms, in a combine: the grouped hash buffers of the
 	 * states combined, referenced rather than copied.  Each belongs to a
-	 * state that is not used after it is combined, made by
-	 * bloom_agg_deserialize in the aggregate's context, which lasts as long
-	 * as this state.  The final function counts their union group by group
-	 * and inserts each as it is, since adding a hash twice changes nothing;
-	 * nothing merges or copies them.
+	 * state that is not used after it is combined and outlives this one:
+	 * made by bloom_agg_deserialize in the aggregate's context, or the
+	 * leader's own partial state, handed over (HandOverConsumer), which only a
+	 * rescan or the end of its node resets, and those reach this state's
+	 * aggregate first.  The final function counts their union group by
+	 * group and inserts each as it is, since adding a hash twice changes
+	 * nothing; nothing merges or copies them.
 	 */
 	const uint64 **runs;
 	Size	   *run_lengths;
@@ -159,6 +162,7 @@ typedef struct HandedOverState
 	dlist_node	node;
 	uint64		token;
 	BloomAggState *state;
+	const Plan *consumer;		/* the aggregate that may take it */
 	MemoryContextCallback forget;
 } HandedOverState;
 
@@ -737,7 +741,11 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
-/* Combine function of every bloom_agg form (parallel plans). */
+/*
+ * Combine function of every bloom_agg form (parallel plans).  It only reads
+ * its second state, which may be the leader's own partial state, handed
+ * over (HandOver): it never modifies, adopts or returns it.
+ */
 Datum
 bloom_agg_combine(PG_FUNCTION_ARGS)
 {
@@ -895,33 +903,41 @@ ParentInStatement(PlannedStmt *stmt, const Plan *child)
 }
 
 /*
- * Whether serialize is called for the leader's own share of a parallel plan
- * whose state can be handed over: an ungrouped partial aggregate (its one
- * state lives until the scan ends) right under a Gather right under an
- * aggregate that deserialises.  The leader passes its rows from the Gather
- * straight to that aggregate, which deserialises each as it arrives.
+ * The aggregate a state can be handed over to, if serialize is called for
+ * the leader's own share of a parallel plan, or NULL: an ungrouped partial
+ * aggregate right under a Gather right under an ungrouped aggregate that
+ * deserialises.  The leader passes its row from the Gather straight to that
+ * aggregate, which deserialises it at once and reads the state until its
+ * final function, within the same call to it.  The partial aggregate's one
+ * state is reset only by a rescan or the end of its node, and those reach
+ * the aggregate above it first.
  */
-static bool
-CanHandOver(FunctionCallInfo fcinfo)
+static const Plan *
+HandOverConsumer(FunctionCallInfo fcinfo)
 {
 	AggState   *aggstate;
 	Agg		   *agg;
+	PlannedStmt *stmt;
 	Plan	   *gather;
 	Plan	   *consumer;
 
 	if (IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
-		return false;
+		return NULL;
 	aggstate = (AggState *) fcinfo->context;
 	agg = (Agg *) aggstate->ss.ps.plan;
+	stmt = aggstate->ss.ps.state->es_plannedstmt;
 	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || agg->aggstrategy != AGG_PLAIN ||
-		agg->groupingSets != NIL || aggstate->ss.ps.state->es_plannedstmt == NULL)
-		return false;
-	gather = ParentInStatement(aggstate->ss.ps.state->es_plannedstmt, &agg->plan);
+		agg->groupingSets != NIL || stmt == NULL)
+		return NULL;
+	gather = ParentInStatement(stmt, &agg->plan);
 	if (gather == NULL || !IsA(gather, Gather))
-		return false;
-	consumer = ParentInStatement(aggstate->ss.ps.state->es_plannedstmt, gather);
-	return consumer != NULL && IsA(consumer, Agg) &&
-		DO_AGGSPLIT_DESERIALIZE(((Agg *) consumer)->aggsplit);
+		return NULL;
+	consumer = ParentInStatement(stmt, gather);
+	if (consumer == NULL || !IsA(consumer, Agg) ||
+		((Agg *) consumer)->aggstrategy != AGG_PLAIN ||
+		!DO_AGGSPLIT_DESERIALIZE(((Agg *) consumer)->aggsplit))
+		return NULL;
+	return consumer;
 }
 
 /*
@@ -957,33 +973,45 @@ ForgetHandedOver(void *arg)
 	dlist_delete(&((HandedOverState *) arg)->node);
 }
 
-/* Registers the state and returns the message that names it. */
+/*
+ * Registers the state for "consumer" and returns the message that names it:
+ * this process (its pid and start time, as pids are reused) and a number
+ * it never gives twice.
+ */
 static bytea *
-HandOver(BloomAggState *state)
+HandOver(BloomAggState *state, const Plan *consumer)
 {
 	HandedOverState *entry = MemoryContextAlloc(state->aggcontext, sizeof(HandedOverState));
 	StringInfoData buf;
 
 	entry->token = ++last_token;
 	entry->state = state;
+	entry->consumer = consumer;
+	dlist_push_head(&handed_over, &entry->node);
 	entry->forget.func = ForgetHandedOver;
 	entry->forget.arg = entry;
 	MemoryContextRegisterResetCallback(state->aggcontext, &entry->forget);
-	dlist_push_head(&handed_over, &entry->node);
 
 	pq_begintypsend(&buf);
 	pq_sendbyte(&buf, AGG_STATE_HANDED_OVER);
 	pq_sendint32(&buf, MyProcPid);
+	pq_sendint64(&buf, (int64) MyStartTimestamp);
 	pq_sendint64(&buf, (int64) entry->token);
 	return pq_endtypsend(&buf);
 }
 
-/* The state a message names, if this process registered it. */
+/*
+ * The state a message names, if this process registered it for the
+ * aggregate calling deserialize.
+ */
 static BloomAggState *
-HandedOver(StringInfo buf)
+HandedOver(StringInfo buf, FunctionCallInfo fcinfo)
 {
 	int			pid = pq_getmsgint(buf, 4);
+	int64		started = pq_getmsgint64(buf);
 	uint64		token = (uint64) pq_getmsgint64(buf);
+	const Plan *caller = IsA(fcinfo->context, AggState)
+		? ((AggState *) fcinfo->context)->ss.ps.plan : NULL;
 	dlist_iter	iter;
 
 	pq_getmsgend(buf);
@@ -991,13 +1019,14 @@ HandedOver(StringInfo buf)
 	{
 		HandedOverState *entry = dlist_container(HandedOverState, node, iter.cur);
 
-		if (entry->token == token && pid == MyProcPid)
+		if (entry->token == token && entry->consumer == caller &&
+			pid == MyProcPid && started == (int64) MyStartTimestamp)
 			return entry->state;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 			 errmsg("invalid serialised bloom_agg state"),
-			 errdetail("It names a state of another process or of a finished query.")));
+			 errdetail("It names a state that this aggregate cannot take.")));
 	return NULL;				/* not reached */
 }
 
@@ -1015,14 +1044,16 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	StringInfoData buf;
 	Size		nhashes;
 	uint64	   *in_message = NULL;
+	const Plan *consumer;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
 	ConcatenateRuns(state);		/* a combined state, if ever serialised */
-	if (CanHandOver(fcinfo))
+	consumer = HandOverConsumer(fcinfo);
+	if (consumer != NULL)
 	{
 		elog(DEBUG1, "bloom_agg state of the parallel leader handed over in memory");
 		GroupForHandOver(state);
-		PG_RETURN_BYTEA_P(HandOver(state));
+		PG_RETURN_BYTEA_P(HandOver(state, consumer));
 	}
 	pq_begintypsend(&buf);
 
@@ -1112,7 +1143,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 			 * The state itself, which combine only reads: not STRICT, it
 			 * makes its own state rather than take its first input's.
 			 */
-			PG_RETURN_POINTER(HandedOver(&buf));
+			PG_RETURN_POINTER(HandedOver(&buf, fcinfo));
 		default:
 			CheckSerialisedState(false);
 	}

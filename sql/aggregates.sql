@@ -134,7 +134,8 @@ ANALYZE par;
 SET max_parallel_workers_per_gather = 0;
 CREATE TABLE serial_results AS
 SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
-       bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e
+       bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
+       bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f
 FROM par;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
@@ -149,21 +150,38 @@ FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
              bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e FROM par) p;
 -- no worker can start: the leader runs every partial state and hands each
--- over in memory to the Finalize Aggregate; and the other way round, every
--- state comes serialised from a worker (the DEBUG lines show the first)
+-- over in memory to the Finalize Aggregate, as the DEBUG lines show (f: a
+-- state too small to be grouped into new memory)
 SET max_parallel_workers = 0;
 SET client_min_messages = debug1;
 SELECT s.a = p.a AS leader_only_self_sizing_same, s.b = p.b AS leader_only_fpr_form_same,
        s.c = p.c AS leader_only_fixed_same, s.d = p.d AS leader_only_fixed_overfilled_same,
-       s.e = p.e AS leader_only_repeated_values_same
+       s.e = p.e AS leader_only_repeated_values_same, s.f = p.f AS leader_only_small_same
 FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
-             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e FROM par) p;
+             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
+             bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f FROM par) p;
 RESET client_min_messages;
+-- rescanned, it hands over a new state each time
+SET enable_material = off;
+SET enable_hashjoin = off;
+SET enable_mergejoin = off;
+EXPLAIN (COSTS OFF)
+SELECT v.n, s.a = (SELECT a FROM serial_results) AS rescanned_same
+FROM (VALUES (1), (2), (3)) v(n) LEFT JOIN LATERAL (SELECT bloom_agg(id) AS a FROM par) s ON true;
+SET client_min_messages = debug1;
+SELECT v.n, s.a = (SELECT a FROM serial_results) AS rescanned_same
+FROM (VALUES (1), (2), (3)) v(n) LEFT JOIN LATERAL (SELECT bloom_agg(id) AS a FROM par) s ON true;
+RESET client_min_messages;
+RESET enable_material;
+RESET enable_hashjoin;
+RESET enable_mergejoin;
 RESET max_parallel_workers;
+-- with the leader not taking part, every state comes serialised from a
+-- worker (when workers can start; otherwise the leader runs the plan)
 SET parallel_leader_participation = off;
-SELECT s.a = p.a AS workers_only_self_sizing_same, s.c = p.c AS workers_only_fixed_same,
-       s.e = p.e AS workers_only_repeated_values_same
+SELECT s.a = p.a AS no_leader_self_sizing_same, s.c = p.c AS no_leader_fixed_same,
+       s.e = p.e AS no_leader_repeated_values_same
 FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(id, 400000, 0.01) AS c, bloom_agg(id % 90000) AS e
       FROM par) p;
