@@ -120,13 +120,14 @@ typedef struct BloomAggState
 	 * before MakeRoom decides what to do, which grows as if the buffer did.
 	 */
 	uint64	   *hashes;
-	void	   *hashes_block;	/* the allocation hashes is in, to free */
+	void	   *hashes_block;	/* its allocation: hashes itself, unless padded */
 	Size		nhashes;
 	Size		maxhashes;
 	Size		allocated;
 	Size		compact_at;		/* self-sizing: de-duplicate when this full */
 	bool		had_duplicates; /* a de-duplication removed a quarter or more */
 	bool		distinct;		/* hashes are de-duplicated and grouped */
+	bool		one_group;		/* of an ungrouped aggregate (AllocFilledOnce) */
 
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
@@ -224,35 +225,44 @@ PreferHugePages(void *buffer, Size bytes)
 }
 
 /*
- * A hash buffer for n hashes that is filled once from end to end (a
- * reservation, scratch space, a deserialised state), on huge pages where
- * the kernel has them, from start to end: a large one starts on a huge page
- * boundary and owns the huge page its end falls in, as the 4 kB pages at an
- * unaligned start and end are a fault each (about 1,800 of the 4,400 page
- * faults a parallel leader took per 3M-row bloom_agg(id)).  Sets *block to
- * the allocation, which pfree takes.  NULL when the memory is not there.
+ * A hash buffer for n hashes of the state that is filled once from end to
+ * end (a reservation, scratch space, a deserialised state), on huge pages
+ * where the kernel has them.  The 4 kB pages at an unaligned buffer's start
+ * and end are a fault each (about 1,800 of the 4,400 page faults a parallel
+ * leader took per 3M-row bloom_agg(id)), so a large buffer of an ungrouped
+ * aggregate is padded: it starts on a huge page boundary and owns the huge
+ * page its end falls in.  That costs up to 4 MB more of the context's memory
+ * and up to one huge page resident past the end, fine for the one state of
+ * an ungrouped aggregate but not for the states of a hashed GROUP BY, which
+ * count against hash_mem.  Sets *block to the allocation, which pfree takes.
+ * NULL when the memory is not there.
  */
 static uint64 *
-AllocFilledOnce(MemoryContext context, Size n, void **block)
+AllocFilledOnce(const BloomAggState *state, Size n, void **block)
 {
 	Size		bytes = n * sizeof(uint64);
 	char	   *raw;
-	uint64	   *hashes;
 
 #ifdef HUGE_PAGE_BYTES
-	if (bytes >= HUGE_PAGE_BYTES)
+	if (state->one_group && bytes >= HUGE_PAGE_BYTES)
 	{
-		raw = MemoryContextAllocExtended(context, bytes + 2 * HUGE_PAGE_BYTES,
+		uint64	   *hashes;
+
+		raw = MemoryContextAllocExtended(state->aggcontext, bytes + 2 * HUGE_PAGE_BYTES,
 										 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 		if (raw == NULL)
 			return NULL;
-		hashes = (uint64 *) TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) raw);
+		/* past raw even if it is aligned: hashes != block marks the padding */
+		hashes = (uint64 *) TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) raw + 1);
 		PreferHugePages(hashes, TYPEALIGN(HUGE_PAGE_BYTES, bytes));
 		*block = raw;
 		return hashes;
 	}
 #endif
-	raw = MemoryContextAllocExtended(context, bytes, MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	raw = MemoryContextAllocExtended(state->aggcontext, bytes,
+									 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
+	if (raw != NULL)
+		PreferHugePages(raw, bytes);
 	*block = raw;
 	return (uint64 *) raw;
 }
@@ -273,7 +283,8 @@ ReplaceHashes(BloomAggState *state, uint64 *hashes, void *block, Size allocated)
  * reserved that large.  No huge pages on a grown buffer: madvise on part of
  * a mapping splits it, and glibc's realloc then can no longer move the
  * mapping with mremap but copies it, into new memory that faults in again
- * (a 3M-row bloom_agg faulted 64 MB more than it uses, here).
+ * (a 3M-row bloom_agg faulted 64 MB more than it uses, here).  A padded
+ * buffer (AllocFilledOnce) is copied out of, as it cannot be reallocated.
  */
 static void
 GrowHashes(BloomAggState *state, Size wanted)
@@ -306,21 +317,32 @@ GrowHashes(BloomAggState *state, Size wanted)
 	state->maxhashes = newmax;
 }
 
+/* Whether the caller is an ungrouped aggregate (no GROUP BY): one state. */
+static bool
+UngroupedAggregate(FunctionCallInfo fcinfo)
+{
+	Agg		   *agg;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return false;
+	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
+	return agg->aggstrategy == AGG_PLAIN && agg->groupingSets == NIL;
+}
+
 /*
- * Rows the planner expects a plain aggregate (one group, no GROUP BY) to
- * see, or 0 when there are groups or the caller is not an Agg node.  In a
- * parallel plan it is one process's share.
+ * Rows the planner expects an ungrouped aggregate to see, or 0 when there
+ * are groups or the caller is not an Agg node.  In a parallel plan it is one
+ * process's share.
  */
 static double
 ExpectedRows(FunctionCallInfo fcinfo)
 {
 	Agg		   *agg;
 
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+	if (!UngroupedAggregate(fcinfo))
 		return 0;
 	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
-	if (agg->aggstrategy != AGG_PLAIN || agg->groupingSets != NIL ||
-		outerPlan(agg) == NULL)
+	if (outerPlan(agg) == NULL)
 		return 0;
 	return outerPlan(agg)->plan_rows;
 }
@@ -348,7 +370,7 @@ ReserveHashes(BloomAggState *state, double expected)
 	reserve = expected < MAX_RESERVED ? (Size) expected : MAX_RESERVED;
 	if (state->capacity > 0)
 		reserve = Min(reserve, FixedFilterBytes(state) / sizeof(uint64));
-	state->hashes = AllocFilledOnce(state->aggcontext, reserve, &state->hashes_block);
+	state->hashes = AllocFilledOnce(state, reserve, &state->hashes_block);
 	if (state->hashes != NULL)
 		state->allocated = reserve;
 }
@@ -375,7 +397,7 @@ DistinctHashes(BloomAggState *state, bool at_end)
 	 * hashes usually end up in it, and then it becomes the buffer.
 	 */
 	if (at_end && room > SCRATCH_FROM)
-		scratch = AllocFilledOnce(state->aggcontext, room, &scratch_block);
+		scratch = AllocFilledOnce(state, room, &scratch_block);
 	state->nhashes = bf_distinct_hashes_placed(state->hashes, room, scratch, &placed);
 	if (placed == scratch)
 	{
@@ -495,7 +517,7 @@ NoteKeyKind(BloomAggState *state, uint8 kind, uint32 tag)
 }
 
 static BloomAggState *
-NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
+NewAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, MemoryContext aggcontext)
 {
 	BloomAggState *state;
 	BfHeader	unused;
@@ -508,6 +530,7 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 	state->fpr = fpr;
 	state->compact_at = 1024;
 	state->distinct = true;
+	state->one_group = UngroupedAggregate(fcinfo);
 	return state;
 }
 
@@ -518,7 +541,8 @@ NewAggState(int64 capacity, double fpr, MemoryContext aggcontext)
 static pg_noinline BloomAggState *
 FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
-	BloomAggState *state = NewAggState(capacity, fpr, AggregateContext(fcinfo, "bloom_agg"));
+	BloomAggState *state = NewAggState(fcinfo, capacity, fpr,
+									   AggregateContext(fcinfo, "bloom_agg"));
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = KeyTypeOfArg(fcinfo, 1);
@@ -809,7 +833,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(into);
 	}
 	if (into == NULL)
-		into = NewAggState(from->capacity, from->fpr, aggcontext);
+		into = NewAggState(fcinfo, from->capacity, from->fpr, aggcontext);
 	else if (into->capacity != from->capacity || into->fpr != from->fpr)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -968,13 +992,12 @@ HandOverConsumer(FunctionCallInfo fcinfo)
 	Plan	   *gather;
 	Plan	   *consumer;
 
-	if (IsParallelWorker() || fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+	if (IsParallelWorker() || !UngroupedAggregate(fcinfo))
 		return NULL;
 	aggstate = (AggState *) fcinfo->context;
 	agg = (Agg *) aggstate->ss.ps.plan;
 	stmt = aggstate->ss.ps.state->es_plannedstmt;
-	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || agg->aggstrategy != AGG_PLAIN ||
-		agg->groupingSets != NIL || stmt == NULL)
+	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || stmt == NULL)
 		return NULL;
 	gather = ParentInStatement(stmt, &agg->plan);
 	if (gather == NULL || !IsA(gather, Gather))
@@ -999,7 +1022,7 @@ GroupForHandOver(BloomAggState *state)
 	void	   *block = NULL;
 
 	if (!state->distinct && !state->had_duplicates && state->nhashes > SCRATCH_FROM)
-		grouped = AllocFilledOnce(state->aggcontext, state->nhashes, &block);
+		grouped = AllocFilledOnce(state, state->nhashes, &block);
 	if (grouped == NULL)
 	{
 		GroupedDistinctHashes(state);
@@ -1196,7 +1219,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 		double		fpr = pq_getmsgfloat8(&buf);
 
 		CheckSerialisedState(capacity >= 0);
-		state = NewAggState(capacity, fpr, aggcontext);
+		state = NewAggState(fcinfo, capacity, fpr, aggcontext);
 	}
 	state->key_kind = pq_getmsgbyte(&buf);
 	state->key_tag = pq_getmsgint(&buf, 4);
@@ -1212,11 +1235,11 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 	if (nhashes > 0)
 	{
 		/* never grown, so huge pages cost it nothing (GrowHashes) */
-		state->hashes = AllocFilledOnce(aggcontext, nhashes, &state->hashes_block);
+		state->hashes = AllocFilledOnce(state, nhashes, &state->hashes_block);
 		if (state->hashes != NULL)
 			state->maxhashes = state->allocated = nhashes;
 		else
-			GrowHashes(state, (Size) nhashes);	/* raises the error */
+			GrowHashes(state, (Size) nhashes);	/* without huge pages */
 		memcpy(state->hashes, pq_getmsgbytes(&buf, nhashes * sizeof(uint64)),
 			   nhashes * sizeof(uint64));
 		state->nhashes = nhashes;
