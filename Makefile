@@ -3,7 +3,9 @@
 
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
-OBJS = bloom.o bloomfilter.o bloom_agg.o
+# The pure core first (no PostgreSQL headers), then the glue.
+OBJS = bloom.o hashbuf.o \
+	bloomvalue.o keykind.o probecache.o bloomfilter.o bloom_agg.o handover.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
@@ -15,11 +17,13 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
-$(OBJS): bloom.h bloom_glue.h
+CORE_HEADERS = bloom.h bf_port.h hashbuf.h
+GLUE_HEADERS = bloomvalue.h keykind.h probecache.h handover.h
+$(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
-test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c bloom.h
-	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c -lm
+test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c hashbuf.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c hashbuf.c -lm
 
 .PHONY: unittest
 unittest: test/unit/test_bloom

@@ -1,14 +1,21 @@
 /*-------------------------------------------------------------------------
  *
  * bloom.h
- *	  The pure core of the bloomfilter extension: sizing, hashing, the
- *	  cache-line blocked bit layout, set algebra, estimates, and the
- *	  serialised format with its validator.
+ *	  The filter API of the pure core (bloom.c).  It owns:
+ *	    - the serialised format (the header layout below) and its one
+ *	      validator, bf_validate, for every value that comes from outside;
+ *	    - sizing: bf_size_for, the one routine every constructor uses;
+ *	    - the value hash, bf_hash (XXH3-64 of a value's canonical bytes);
+ *	    - the cache-line blocked bit layout: adding and testing hashes;
+ *	    - set algebra over bit arrays (union, intersection);
+ *	    - estimates: fill, distinct count, current false-positive rate.
+ *	  The aggregates' hash buffers are a separate room: hashbuf.h.
  *
  * Nothing here includes a PostgreSQL header, allocates or throws.  Every
  * function works on caller-provided memory and reports problems as a
- * BfStatus, which the SQL glue (bloomfilter.c) turns into an ereport.  That
- * keeps the core buildable with plain cc for unit tests and fuzzing.
+ * BfStatus, which the SQL glue (bloomvalue.c) turns into an ereport.  That
+ * keeps the core buildable with plain cc for unit tests, fuzzing and the
+ * client library.
  *
  * All global symbols start with bf_ so that they can never bind to the
  * server's own bloom_* functions (src/backend/lib/bloomfilter.c).
@@ -26,16 +33,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/*
- * Core functions stay out of the module's dynamic symbol table: calls from
- * the glue then bind directly instead of through the PLT, and can never bind
- * to a same-named symbol of the server or of another module.
- */
-#if defined(__GNUC__) || defined(__clang__)
-#define BF_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define BF_HIDDEN
-#endif
+#include "bf_port.h"
 
 /*
  * Serialised format, version 1 (all integers little-endian):
@@ -204,40 +202,6 @@ extern BF_HIDDEN uint64_t bf_popcount(const uint8_t *bits, size_t nbytes);
 extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
-
-/*
- * Removes duplicate hashes in place and returns how many distinct ones are
- * left at the front.  A buffer of more than 4096 distinct hashes comes out
- * grouped by its top BF_MAX_GROUP_BITS bits (beyond those all its hashes
- * share), so inserting it walks a filter's blocks in order.  scratch, room
- * for n hashes or NULL, makes a buffer larger than the cache much faster.
- */
-extern BF_HIDDEN size_t bf_distinct_hashes(uint64_t *hashes, size_t n,
-										   uint64_t *scratch);
-
-/*
- * The same, but the distinct hashes stay where the work left them: at the
- * front of hashes, or, after a split out of place, of scratch (hashes then
- * served as scratch in turn), which spares copying a large result back.
- * *placed says which.
- */
-extern BF_HIDDEN size_t bf_distinct_hashes_placed(uint64_t *hashes, size_t n,
-												  uint64_t *scratch,
-												  uint64_t **placed);
-
-/*
- * Counting the distinct hashes of buffers grouped by their top bits
- * (a parallel plan's partial results) without merging them; see bloom.c.
- */
-#define BF_MAX_GROUPED_BUFFERS 64
-#define BF_MAX_GROUP_BITS 10		/* the widest split bf_distinct_hashes makes */
-extern BF_HIDDEN int bf_grouped_bits(const uint64_t *hashes, size_t n);
-extern BF_HIDDEN void bf_group_hashes(uint64_t *hashes, size_t n);
-extern BF_HIDDEN void bf_group_hashes_into(uint64_t *hashes, size_t n, uint64_t *dst);
-extern BF_HIDDEN size_t bf_count_distinct_grouped(const uint64_t *const *buffers,
-												  const size_t *lengths,
-												  int nbuffers, int bits,
-												  uint64_t *scratch, size_t room);
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t

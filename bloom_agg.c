@@ -3,7 +3,11 @@
  * bloom_agg.c
  *	  The aggregates: bloom_agg in its three forms, bloom_union_agg and
  *	  bloom_intersection_agg, with the combine, serialize and deserialize
- *	  functions that parallel plans need.
+ *	  functions that parallel plans need.  In sections: the hash buffer's
+ *	  memory, what to do with a full buffer, the transition, final and
+ *	  combine, serialize and deserialize, then the set aggregates.
+ *	  De-duplication itself is the core's (hashbuf.c); the parallel leader's
+ *	  hand-over of its own state is handover.c's.
  *
  * bloom_agg collects hashes, not bits
  * -----------------------------------
@@ -28,23 +32,8 @@
  * hashes (a worker that met many duplicates also drops them); the leader
  * keeps the buffers as they arrive, counts their union group by group, and
  * inserts each buffer, so that its serial share of the work is a count and
- * an insert, with nothing merged or copied.
- *
- * The leader's own state is handed over, not serialised
- * -----------------------------------------------------
- * The leader of a parallel plan runs its share of the partial aggregate too,
- * and the Finalize Aggregate above the Gather, in the same process, reads the
- * result.  Serialised, that state would be copied four times on its way
- * there (into the message, twice by the executor as the first input row of
- * the Finalize Aggregate, and by deserialize), each time into new memory
- * whose page faults cost about 1 ms per MB on this kind of virtual machine:
- * two thirds of the leader's page faults in a 3M-row bloom_agg(id), after
- * its scan, with the other CPU idle.  When the plan shows that the state
- * goes straight to an aggregate of this process that deserialises it, the
- * message only names it (HandOver), and deserialize returns the state
- * itself.  A name this process did not register for the aggregate that
- * deserialises it is an ERROR; nothing is ever read from an address in a
- * message.
+ * an insert, with nothing merged or copied.  The leader's own partial
+ * state does not even travel: handover.c passes it in memory.
  *
  *-------------------------------------------------------------------------
  */
@@ -52,7 +41,6 @@
 
 #include "access/parallel.h"
 #include "fmgr.h"
-#include "lib/ilist.h"
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
@@ -62,16 +50,18 @@
 #include <sys/mman.h>
 #endif
 
-#include "bloom_glue.h"
+#include "bloomvalue.h"
+#include "handover.h"
+#include "hashbuf.h"
 
 /*
  * Hashes the fixed form buffers, once it holds bits, before inserting them:
  * an eighth of the filter's size, within these bounds.  Inserting into a
  * filter larger than the cache is a cache miss per hash, hidden by
  * prefetching ahead within a batch; a longer batch restarts that pipeline
- * less often (4096 against 256: about 8% off bloom_agg(id, 3000000, 0.01)
- * here), and the bound keeps a small group's state small.
+ * less often, and the bound keeps a small group's state small.
  */
+#define PENDING_SHARE_OF_FILTER 8
 #define MIN_PENDING 256
 #define MAX_PENDING 4096
 
@@ -79,11 +69,34 @@
 #define MIN_HASHES 8
 
 /*
+ * The self-sizing forms de-duplicate their buffer first when it holds
+ * FIRST_COMPACTION_AT hashes.  A pass that removes a quarter or more found
+ * many duplicates: the buffer then keeps its size while a quarter of it is
+ * free, and the next pass comes as soon.  A pass that removes less means
+ * mostly distinct values, for which de-duplicating is a waste of time: the
+ * next waits until the buffer has grown COMPACTION_BACKOFF-fold, so that at
+ * most 1/63 of the rows are de-duplicated in vain.
+ */
+#define FIRST_COMPACTION_AT 1024
+#define COMPACTION_BACKOFF 64
+
+/*
+ * Room for the distinct count of a combined state (CountDistinct): this
+ * many times an average group, since uneven groups mean duplicates, plus a
+ * floor for small states.
+ */
+#define COUNT_ROOM_GROUPS 4
+#define COUNT_ROOM_MIN 8192
+
+/*
  * Plain aggregates the planner expects to see at least this many rows
  * reserve their hash buffer up front (ReserveHashes), up to the most.
  */
 #define RESERVE_FROM 65536
 #define MAX_RESERVED (1 << 24)
+
+/* A reservation's margin over the planner's estimate, as estimates are estimates. */
+#define RESERVE_MARGIN 1.25
 
 /* Hashes beyond which de-duplication is worth a scratch buffer. */
 #define SCRATCH_FROM 65536
@@ -155,21 +168,12 @@ typedef struct BloomSetAggState
 	Bloom	   *filter;
 } BloomSetAggState;
 
-/*
- * A state handed over within this process, registered until the memory of
- * the aggregate that built it is reset (then "forget" unregisters it).
- */
-typedef struct HandedOverState
+/* Whether part is at most three quarters of whole: a quarter or more gone. */
+static inline bool
+AtMostThreeQuarters(Size part, Size whole)
 {
-	dlist_node	node;
-	uint64		token;
-	BloomAggState *state;
-	const Plan *consumer;		/* the aggregate that may take it */
-	MemoryContextCallback forget;
-} HandedOverState;
-
-static dlist_head handed_over = DLIST_STATIC_INIT(handed_over);
-static uint64 last_token = 0;
+	return part <= whole * 3 / 4;
+}
 
 static MemoryContext
 AggregateContext(FunctionCallInfo fcinfo, const char *name)
@@ -184,7 +188,7 @@ AggregateContext(FunctionCallInfo fcinfo, const char *name)
 }
 
 /* ---------------------------------------------------------------------
- * bloom_agg: the hash buffer
+ * bloom_agg: the hash buffer's memory
  * ---------------------------------------------------------------------
  */
 
@@ -205,8 +209,8 @@ FixedFilterBytes(const BloomAggState *state)
 /*
  * Asks the kernel to back a large buffer with huge pages where it can.  The
  * scratch space and the parallel plan's messages are new memory, filled once
- * from end to end, where 4 kB pages cost a fault each (about 1 ms per MB on
- * this virtual machine), and so is a reserved hash buffer.  Only for buffers
+ * from end to end, where 4 kB pages cost a page fault each, and so is a
+ * reserved hash buffer.  Only for buffers
  * that are not grown: see GrowHashes.  Only a hint; a no-op elsewhere.
  */
 static void
@@ -228,9 +232,8 @@ PreferHugePages(void *buffer, Size bytes)
  * A hash buffer for n hashes of the state that is filled once from end to
  * end (a reservation, scratch space, a deserialised state), on huge pages
  * where the kernel has them.  The 4 kB pages at an unaligned buffer's start
- * and end are a fault each (about 1,800 of the 4,400 page faults a parallel
- * leader took per 3M-row bloom_agg(id)), so a large buffer of an ungrouped
- * aggregate is padded: it starts on a huge page boundary and owns the huge
+ * and end are a fault each, a large share of a parallel leader's faults, so
+ * a large buffer of an ungrouped aggregate is padded: it starts on a huge page boundary and owns the huge
  * page its end falls in.  That costs up to 4 MB more of the context's memory
  * and up to one huge page resident past the end, fine for the one state of
  * an ungrouped aggregate but not for the states of a hashed GROUP BY, which
@@ -282,8 +285,8 @@ ReplaceHashes(BloomAggState *state, uint64 *hashes, void *block, Size allocated)
  * Lets the buffer fill by half as much again, growing it if it was not
  * reserved that large.  No huge pages on a grown buffer: madvise on part of
  * a mapping splits it, and glibc's realloc then can no longer move the
- * mapping with mremap but copies it, into new memory that faults in again
- * (a 3M-row bloom_agg faulted 64 MB more than it uses, here).  A padded
+ * mapping with mremap but copies it, into new memory that faults in
+ * again.  A padded
  * buffer (AllocFilledOnce) is copied out of, as it cannot be reallocated.
  */
 static void
@@ -317,18 +320,6 @@ GrowHashes(BloomAggState *state, Size wanted)
 	state->maxhashes = newmax;
 }
 
-/* Whether the caller is an ungrouped aggregate (no GROUP BY): one state. */
-static bool
-UngroupedAggregate(FunctionCallInfo fcinfo)
-{
-	Agg		   *agg;
-
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
-		return false;
-	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
-	return agg->aggstrategy == AGG_PLAIN && agg->groupingSets == NIL;
-}
-
 /*
  * Rows the planner expects an ungrouped aggregate to see, or 0 when there
  * are groups or the caller is not an Agg node.  In a parallel plan it is one
@@ -352,8 +343,7 @@ ExpectedRows(FunctionCallInfo fcinfo)
  * Growing a large buffer instead costs either a copy per step (glibc
  * reallocates on its heap by copying, and a backend's heap is where large
  * blocks go once a larger one has been freed, after an array_agg say) or,
- * moved with mremap, a page fault per 4 kB: 6,500 faults per 3M-row
- * bloom_agg(id) in a session that also ran array_agg.  Memory reserved but
+ * moved with mremap, a page fault per 4 kB.  Memory reserved but
  * never written costs address space only, so an overestimate is cheap; the
  * fixed form needs at most its filter's size, when it switches to bits.
  * Best effort: no reservation if the allocation fails.
@@ -365,8 +355,7 @@ ReserveHashes(BloomAggState *state, double expected)
 
 	if (!(expected >= RESERVE_FROM))	/* also false for NaN */
 		return;
-	/* a quarter more, as estimates are estimates */
-	expected *= 1.25;
+	expected *= RESERVE_MARGIN;
 	reserve = expected < MAX_RESERVED ? (Size) expected : MAX_RESERVED;
 	if (state->capacity > 0)
 		reserve = Min(reserve, FixedFilterBytes(state) / sizeof(uint64));
@@ -374,6 +363,11 @@ ReserveHashes(BloomAggState *state, double expected)
 	if (state->hashes != NULL)
 		state->allocated = reserve;
 }
+
+/* ---------------------------------------------------------------------
+ * bloom_agg: what to do with a full buffer
+ * ---------------------------------------------------------------------
+ */
 
 /*
  * De-duplicates the buffer unless it already is: the self-sizing forms count
@@ -441,7 +435,9 @@ MaterializeFilter(BloomAggState *state)
 	 * order, took longer than the cache misses it saved.
 	 */
 	FlushHashes(state);
-	state->maxhashes = Max(MIN_PENDING, Min(MAX_PENDING, VARSIZE(state->filter) / 64));
+	state->maxhashes = Max(MIN_PENDING,
+						   Min(MAX_PENDING, VARSIZE(state->filter) /
+							   PENDING_SHARE_OF_FILTER / sizeof(uint64)));
 	pending = MemoryContextAlloc(state->aggcontext, state->maxhashes * sizeof(uint64));
 	ReplaceHashes(state, pending, pending, state->maxhashes);
 }
@@ -473,17 +469,14 @@ MakeRoom(BloomAggState *state, Size incoming)
 	{
 		Size		before = state->nhashes;
 
-		DistinctHashes(state, false);
+		bool		many_duplicates;
 
-		/*
-		 * Mostly distinct values make de-duplication a waste of time: back
-		 * off until the buffer has grown 64-fold, so that at most 1/63 of
-		 * the rows are de-duplicated in vain (16-fold meant a pass over
-		 * 262,144 of every 3M distinct values, 2% of the aggregate).
-		 */
-		state->compact_at = state->nhashes > before * 3 / 4 ? before * 64 : 1024;
-		state->had_duplicates |= state->nhashes <= before * 3 / 4;
-		if ((state->nhashes + incoming) <= state->maxhashes * 3 / 4)
+		DistinctHashes(state, false);
+		many_duplicates = AtMostThreeQuarters(state->nhashes, before);
+		state->compact_at = many_duplicates ? FIRST_COMPACTION_AT
+			: before * COMPACTION_BACKOFF;
+		state->had_duplicates |= many_duplicates;
+		if (AtMostThreeQuarters(state->nhashes + incoming, state->maxhashes))
 			return;
 	}
 	GrowHashes(state, state->nhashes + incoming);
@@ -497,6 +490,11 @@ AppendHash(BloomAggState *state, uint64 hash)
 	state->hashes[state->nhashes++] = hash;
 	state->distinct = false;
 }
+
+/* ---------------------------------------------------------------------
+ * bloom_agg: the transition
+ * ---------------------------------------------------------------------
+ */
 
 /*
  * Records the kind of the values; one aggregate call sees a single column,
@@ -528,10 +526,20 @@ NewAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, MemoryContext a
 	state->aggcontext = aggcontext;
 	state->capacity = capacity;
 	state->fpr = fpr;
-	state->compact_at = 1024;
+	state->compact_at = FIRST_COMPACTION_AT;
 	state->distinct = true;
 	state->one_group = UngroupedAggregate(fcinfo);
 	return state;
+}
+
+/* The key type of the aggregated column, kept for the transition's call site. */
+static const KeyType *
+ColumnKeyType(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->flinfo->fn_extra == NULL)
+		fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+														  sizeof(KeyType));
+	return KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1);
 }
 
 /*
@@ -545,7 +553,7 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 									   AggregateContext(fcinfo, "bloom_agg"));
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
-	state->key = KeyTypeOfArg(fcinfo, 1);
+	state->key = ColumnKeyType(fcinfo);
 	NoteKeyKind(state, state->key->kind, state->key->tag);
 	return state;
 }
@@ -596,7 +604,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_add);
 Datum
 bloom_agg_add(PG_FUNCTION_ARGS)
 {
-	return AggAdd(fcinfo, 0, 0.01);
+	return AggAdd(fcinfo, 0, BLOOM_DEFAULT_FPR);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_add_fpr);
@@ -627,6 +635,11 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 	}
 	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3));
 }
+
+/* ---------------------------------------------------------------------
+ * bloom_agg: final and combine
+ * ---------------------------------------------------------------------
+ */
 
 /* Copies the runs into the state's own buffer, to be de-duplicated there. */
 static void
@@ -691,13 +704,14 @@ AddRun(BloomAggState *into, const uint64 *hashes, Size n)
 /*
  * De-duplicates the buffer and leaves it grouped by BF_MAX_GROUP_BITS bits,
  * as bf_count_distinct_grouped needs: bf_distinct_hashes groups only results
- * of more than 4096 hashes, so a smaller one may need grouping (cheap).
+ * of more than BF_UNGROUPED_DISTINCT_MAX hashes, so a smaller one may need
+ * grouping (cheap).
  */
 static void
 GroupedDistinctHashes(BloomAggState *state)
 {
 	DistinctHashes(state, true);
-	if (state->nhashes <= 4096 &&
+	if (state->nhashes <= BF_UNGROUPED_DISTINCT_MAX &&
 		bf_grouped_bits(state->hashes, state->nhashes) < BF_MAX_GROUP_BITS)
 		bf_group_hashes(state->hashes, state->nhashes);
 }
@@ -739,11 +753,8 @@ CountDistinct(BloomAggState *state)
 	for (int b = 0; b < nbuffers; b++)
 		total += lengths[b];
 
-	/*
-	 * Room for four times an average group: uneven groups mean duplicates.
-	 * Should a buffer not be grouped after all, the count says so.
-	 */
-	room = 4 * (total >> BF_MAX_GROUP_BITS) + 8192;
+	/* Should a buffer not be grouped after all, the count says so. */
+	room = COUNT_ROOM_GROUPS * (total >> BF_MAX_GROUP_BITS) + COUNT_ROOM_MIN;
 	scratch = MemoryContextAllocExtended(CurrentMemoryContext, room * sizeof(uint64),
 										 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	if (scratch != NULL)
@@ -863,6 +874,11 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(into);
 }
 
+/* ---------------------------------------------------------------------
+ * bloom_agg: serialize and deserialize
+ * ---------------------------------------------------------------------
+ */
+
 /* The most hashes a serialised state can hold: it travels as one bytea. */
 static Size
 MaxSerialisedHashes(Size filter_bytes)
@@ -904,113 +920,6 @@ GroupIntoMessage(BloomAggState *state, uint64 *dst)
 }
 
 /*
- * The node of the plan tree under "node" that has "child" as a child, or
- * NULL.  It follows the children an aggregate of a parallel plan can sit
- * under; a kind of node it does not follow only means that a state is
- * serialised instead of handed over.
- */
-static Plan *
-ParentPlan(Plan *node, const Plan *child)
-{
-	List	   *children = NIL;
-	ListCell   *lc;
-	Plan	   *found;
-
-	check_stack_depth();
-	if (node == NULL)
-		return NULL;
-	if (node->lefttree == child || node->righttree == child)
-		return node;
-	if ((found = ParentPlan(node->lefttree, child)) != NULL ||
-		(found = ParentPlan(node->righttree, child)) != NULL)
-		return found;
-	switch (nodeTag(node))
-	{
-		case T_Append:
-			children = ((Append *) node)->appendplans;
-			break;
-		case T_MergeAppend:
-			children = ((MergeAppend *) node)->mergeplans;
-			break;
-		case T_SubqueryScan:
-			if (((SubqueryScan *) node)->subplan == child)
-				return node;
-			return ParentPlan(((SubqueryScan *) node)->subplan, child);
-		case T_CustomScan:
-			children = ((CustomScan *) node)->custom_plans;
-			break;
-#if PG_VERSION_NUM < 140000
-		case T_ModifyTable:
-			children = ((ModifyTable *) node)->plans;
-			break;
-#endif
-		default:
-			break;
-	}
-	foreach(lc, children)
-	{
-		if (lfirst(lc) == child)
-			return node;
-		if ((found = ParentPlan(lfirst(lc), child)) != NULL)
-			return found;
-	}
-	return NULL;
-}
-
-/* The parent of "child" in the statement's plan or its subplans, or NULL. */
-static Plan *
-ParentInStatement(PlannedStmt *stmt, const Plan *child)
-{
-	Plan	   *found = ParentPlan(stmt->planTree, child);
-	ListCell   *lc;
-
-	foreach(lc, stmt->subplans)
-	{
-		if (found != NULL)
-			break;
-		found = ParentPlan(lfirst(lc), child);
-	}
-	return found;
-}
-
-/*
- * The aggregate a state can be handed over to, if serialize is called for
- * the leader's own share of a parallel plan, or NULL: an ungrouped partial
- * aggregate right under a Gather right under an ungrouped aggregate that
- * deserialises.  The leader passes its row from the Gather straight to that
- * aggregate, which deserialises it at once and reads the state until its
- * final function, within the same call to it.  The partial aggregate's one
- * state is reset only by a rescan or the end of its node, and those reach
- * the aggregate above it first.
- */
-static const Plan *
-HandOverConsumer(FunctionCallInfo fcinfo)
-{
-	AggState   *aggstate;
-	Agg		   *agg;
-	PlannedStmt *stmt;
-	Plan	   *gather;
-	Plan	   *consumer;
-
-	if (IsParallelWorker() || !UngroupedAggregate(fcinfo))
-		return NULL;
-	aggstate = (AggState *) fcinfo->context;
-	agg = (Agg *) aggstate->ss.ps.plan;
-	stmt = aggstate->ss.ps.state->es_plannedstmt;
-	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || stmt == NULL)
-		return NULL;
-	gather = ParentInStatement(stmt, &agg->plan);
-	if (gather == NULL || !IsA(gather, Gather))
-		return NULL;
-	consumer = ParentInStatement(stmt, gather);
-	if (consumer == NULL || !IsA(consumer, Agg) ||
-		((Agg *) consumer)->aggstrategy != AGG_PLAIN ||
-		!DO_AGGSPLIT_DESERIALIZE(((Agg *) consumer)->aggsplit))
-		return NULL;
-	return consumer;
-}
-
-/*
  * Leaves a state to be handed over as a worker's message holds its hashes
  * (GroupIntoMessage): grouped, or de-duplicated after many duplicates.  A
  * large buffer is grouped into new memory that replaces it.
@@ -1031,70 +940,6 @@ GroupForHandOver(BloomAggState *state)
 	bf_group_hashes_into(state->hashes, state->nhashes, grouped);
 	ReplaceHashes(state, grouped, block, state->nhashes);
 	state->maxhashes = state->nhashes;
-}
-
-/* Unregisters a state handed over, as the memory it lives in goes. */
-static void
-ForgetHandedOver(void *arg)
-{
-	dlist_delete(&((HandedOverState *) arg)->node);
-}
-
-/*
- * Registers the state for "consumer" and returns the message that names it:
- * this process (its pid and start time, as pids are reused) and a number
- * it never gives twice.
- */
-static bytea *
-HandOver(BloomAggState *state, const Plan *consumer)
-{
-	HandedOverState *entry = MemoryContextAlloc(state->aggcontext, sizeof(HandedOverState));
-	StringInfoData buf;
-
-	entry->token = ++last_token;
-	entry->state = state;
-	entry->consumer = consumer;
-	dlist_push_head(&handed_over, &entry->node);
-	entry->forget.func = ForgetHandedOver;
-	entry->forget.arg = entry;
-	MemoryContextRegisterResetCallback(state->aggcontext, &entry->forget);
-
-	pq_begintypsend(&buf);
-	pq_sendbyte(&buf, AGG_STATE_HANDED_OVER);
-	pq_sendint32(&buf, MyProcPid);
-	pq_sendint64(&buf, (int64) MyStartTimestamp);
-	pq_sendint64(&buf, (int64) entry->token);
-	return pq_endtypsend(&buf);
-}
-
-/*
- * The state a message names, if this process registered it for the
- * aggregate calling deserialize.
- */
-static BloomAggState *
-HandedOver(StringInfo buf, FunctionCallInfo fcinfo)
-{
-	int			pid = pq_getmsgint(buf, 4);
-	int64		started = pq_getmsgint64(buf);
-	uint64		token = (uint64) pq_getmsgint64(buf);
-	const Plan *caller = IsA(fcinfo->context, AggState)
-		? ((AggState *) fcinfo->context)->ss.ps.plan : NULL;
-	dlist_iter	iter;
-
-	pq_getmsgend(buf);
-	dlist_foreach(iter, &handed_over)
-	{
-		HandedOverState *entry = dlist_container(HandedOverState, node, iter.cur);
-
-		if (entry->token == token && entry->consumer == caller &&
-			pid == MyProcPid && started == (int64) MyStartTimestamp)
-			return entry->state;
-	}
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-			 errmsg("invalid serialised bloom_agg state"),
-			 errdetail("It names a state that this aggregate cannot take.")));
-	return NULL;				/* not reached */
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_serialize);
@@ -1120,7 +965,8 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	{
 		elog(DEBUG1, "bloom_agg state of the parallel leader handed over in memory");
 		GroupForHandOver(state);
-		PG_RETURN_BYTEA_P(HandOver(state, consumer));
+		PG_RETURN_BYTEA_P(HandOver(state, state->aggcontext, consumer,
+									 AGG_STATE_HANDED_OVER));
 	}
 	pq_begintypsend(&buf);
 
@@ -1210,7 +1056,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 			 * The state itself, which combine only reads: not STRICT, it
 			 * makes its own state rather than take its first input's.
 			 */
-			PG_RETURN_POINTER(HandedOver(&buf, fcinfo));
+			PG_RETURN_POINTER((BloomAggState *) HandedOver(&buf, fcinfo));
 		default:
 			CheckSerialisedState(false);
 	}

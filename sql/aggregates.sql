@@ -161,6 +161,18 @@ FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
              bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
              bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f FROM par) p;
+-- with the hand-over turned off, the leader serialises its states like a
+-- worker's (no DEBUG line) and the filters are the same
+SHOW bloomfilter.parallel_handover;
+SET bloomfilter.parallel_handover = off;
+SELECT s.a = p.a AS serialised_self_sizing_same, s.b = p.b AS serialised_fpr_form_same,
+       s.c = p.c AS serialised_fixed_same, s.d = p.d AS serialised_fixed_overfilled_same,
+       s.e = p.e AS serialised_repeated_values_same, s.f = p.f AS serialised_small_same
+FROM serial_results s,
+     (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
+             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
+             bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f FROM par) p;
+RESET bloomfilter.parallel_handover;
 RESET client_min_messages;
 -- rescanned, it hands over a new state each time
 SET enable_material = off;

@@ -76,3 +76,18 @@ SELECT (bloom_params(300000, 0.01)).bits = (bloom_params(299990, 0.01)).bits AS 
 SELECT bloom_empty(300000) | bloom_empty(299990);
 SELECT sqlstate_of('SELECT bloom_empty(100) | bloom_empty(1000)') AS union_state,
        sqlstate_of('SELECT bloom_add(bloom_empty(10), 1) @> ''a''::text') AS kind_state;
+
+-- a filter is never a key of another filter: combining is | or bloom_union_agg
+SELECT bloom_empty(10) + bloom_empty(10);
+SELECT bloom_add(bloom_empty(10), bloom_empty(10));
+SELECT bloom_contains(bloom_empty(10), bloom_empty(10));
+SELECT bloom_empty(10) <@ bloom_empty(10);
+SELECT bloom_add_all(bloom_empty(10), ARRAY[bloom_empty(10)]);
+SELECT bloom_contains_any(bloom_empty(10), ARRAY[bloom_empty(10)]);
+SELECT bloom_agg(f) FROM (VALUES (bloom_empty(10))) v(f);
+SELECT bloom_agg(f, 0.1) FROM (VALUES (bloom_empty(10))) v(f);
+SELECT bloom_agg(f, 10, 0.1) FROM (VALUES (bloom_empty(10))) v(f);
+CREATE DOMAIN filter_domain AS bloom;
+SELECT bloom_empty(10) + bloom_empty(10)::filter_domain;
+DROP DOMAIN filter_domain;
+SELECT sqlstate_of('SELECT bloom_empty(10) + bloom_empty(10)') AS filter_key_state;

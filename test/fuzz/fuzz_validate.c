@@ -29,6 +29,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "hashbuf.h"
 #include "fuzz_check.h"
 #include "../compare_u64.h"
 

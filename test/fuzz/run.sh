@@ -83,7 +83,7 @@ ensure_packages() {
 compile() {
 	local output=$1 log=$2
 	shift 2
-	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" -lm >"$log" 2>&1
+	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$repo/hashbuf.c" -lm >"$log" 2>&1
 }
 
 build_generator() {

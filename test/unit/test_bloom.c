@@ -11,6 +11,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "hashbuf.h"
 #include "../compare_u64.h"
 
 #include <math.h>

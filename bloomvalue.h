@@ -1,0 +1,84 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloomvalue.h
+ *	  The bloom varlena and the helpers every glue file uses on it
+ *	  (bloomvalue.c): allocation, header access, the one validation path
+ *	  for bytes from outside, sizing with its user-facing errors, adding and
+ *	  testing values, and combining two filters.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BF_BLOOMVALUE_H
+#define BF_BLOOMVALUE_H
+
+#include "fmgr.h"
+#include "nodes/nodes.h"
+
+#include "bloom.h"
+#include "keykind.h"
+
+/* A bloom value is a varlena whose data is the core's serialised format. */
+typedef struct varlena Bloom;
+
+#define DatumGetBloomP(X)		((Bloom *) PG_DETOAST_DATUM(X))
+#define PG_GETARG_BLOOM_P(n)	DatumGetBloomP(PG_GETARG_DATUM(n))
+#define PG_GETARG_BLOOM_P_COPY(n) ((Bloom *) PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(n)))
+#define PG_RETURN_BLOOM_P(x)	PG_RETURN_POINTER(x)
+
+/* Soft input errors (pg_input_is_valid) exist from PostgreSQL 16 on. */
+#if PG_VERSION_NUM >= 160000
+#define report_input_error(escontext, ...) errsave(escontext, __VA_ARGS__)
+#else
+#define report_input_error(escontext, ...) ereport(ERROR, __VA_ARGS__)
+#endif
+
+static inline uint8 *
+BloomData(Bloom *bloom)
+{
+	return (uint8 *) VARDATA(bloom);
+}
+
+static inline size_t
+BloomDataLen(const Bloom *bloom)
+{
+	return VARSIZE(bloom) - VARHDRSZ;
+}
+
+/*
+ * The false-positive rate of bloom_agg(value), and the default of
+ * bloom_empty's fpr argument in bloomfilter--1.0.sql.
+ */
+#define BLOOM_DEFAULT_FPR 0.01
+
+/* A new, empty filter with the given header, in the current context. */
+extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
+
+/* Header of a value already in the database; corruption is an ERROR. */
+extern BF_HIDDEN void BloomReadHeader(Bloom *bloom, BfHeader *header);
+extern BF_HIDDEN void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
+
+/* The ERROR for a stored value whose header or length is wrong. */
+extern BF_HIDDEN void ReportCorruptValue(BfStatus status);
+
+/*
+ * A validated copy of serialised bytes from outside (text input, binary
+ * receive, the bytea cast, aggregate deserialisation), or NULL after a soft
+ * error.
+ */
+extern BF_HIDDEN Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
+									   Node *escontext, const char *message,
+									   const char *shown);
+
+/* Sizes a filter for (capacity, fpr): the header every constructor uses. */
+extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
+
+/* Adding and testing one value in a filter whose header the caller decoded. */
+extern BF_HIDDEN void BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key,
+									Datum value);
+extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
+									 const KeyType *key, Datum value);
+
+/* Union or intersection of src into dst, which the caller owns. */
+extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
+
+#endif							/* BF_BLOOMVALUE_H */

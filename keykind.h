@@ -1,0 +1,78 @@
+/*-------------------------------------------------------------------------
+ *
+ * keykind.h
+ *	  Key kinds and canonical hashing (keykind.c): how a SQL value becomes
+ *	  the one 64-bit hash that a filter stores, and which values a filter
+ *	  accepts.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BF_KEYKIND_H
+#define BF_KEYKIND_H
+
+#include "catalog/pg_type_d.h"
+#include "fmgr.h"
+#include "port/pg_bswap.h"
+
+#include "bloom.h"
+
+/* How a SQL type is turned into a hash; set up once per call site. */
+typedef struct KeyType
+{
+	Oid			typid;			/* InvalidOid until set up */
+	BfKeyKind	kind;
+	uint32		tag;			/* for BF_KIND_OTHER: which type */
+	Oid			basetype;		/* typid with domains stripped */
+	Oid			collation;
+	bool		enum_label;		/* BF_KIND_OTHER: hash the enum's label */
+	FmgrInfo	extended_hash;	/* BF_KIND_OTHER otherwise: the type's hash */
+} KeyType;
+
+/*
+ * The key type of values of typid under the call's collation, set up in
+ * *key (which the caller keeps for the call site) unless it already is.
+ * Catalog lookups happen here, never per value.
+ */
+extern BF_HIDDEN KeyType *KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid);
+
+/* The same for argument argno, whose type is fixed per call site. */
+extern BF_HIDDEN KeyType *KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno);
+
+/* The one hashing routine: a SQL value's canonical bytes, hashed. */
+extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
+
+/*
+ * Refuses a value whose kind differs from the filter's: answering "absent"
+ * for it would be a false negative.  A filter with no values takes any kind.
+ */
+extern BF_HIDDEN void CheckKeyKind(const BfHeader *header, const KeyType *key);
+
+/* The kind's name, as bloom_info and error messages show it. */
+extern BF_HIDDEN const char *KeyKindName(uint8 kind);
+
+/* The int64's little-endian bytes, so the hash is the same on every platform. */
+static inline uint64
+HashInt64(int64 value, uint64 seed)
+{
+	uint64		bytes = (uint64) value;
+
+#ifdef WORDS_BIGENDIAN
+	bytes = pg_bswap64(bytes);
+#endif
+	return bf_hash(&bytes, sizeof(bytes), seed);
+}
+
+/*
+ * KeyHash with the commonest key, bigint, hashed in line: the aggregates
+ * hash once per row, and a call and a type dispatch cost as much as the
+ * hash itself.
+ */
+static inline uint64
+KeyHashInline(const KeyType *key, Datum value, uint64 seed)
+{
+	if (key->basetype == INT8OID)
+		return HashInt64(DatumGetInt64(value), seed);
+	return KeyHash(key, value, seed);
+}
+
+#endif							/* BF_KEYKIND_H */
