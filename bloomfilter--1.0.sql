@@ -2,10 +2,10 @@
 
 \echo Use "CREATE EXTENSION bloomfilter" to load this file. \quit
 
--- ---------------------------------------------------------------------
--- Value arguments are anycompatible rather than anyelement so that an untyped
--- literal (f @> 'abc') resolves to text instead of failing.
+-- Value arguments are anycompatible rather than anyelement so that an
+-- untyped literal (f @> 'abc') resolves to text instead of failing.
 
+-- ---------------------------------------------------------------------
 -- Type
 -- ---------------------------------------------------------------------
 
@@ -32,6 +32,10 @@ CREATE TYPE bloom (
 );
 
 COMMENT ON TYPE bloom IS 'Bloom filter: answers "definitely absent" or "maybe present"';
+COMMENT ON FUNCTION bloom_in(cstring) IS 'bloom text input: "bloom:" and base64, validated';
+COMMENT ON FUNCTION bloom_out(bloom) IS 'bloom text output: "bloom:" and base64';
+COMMENT ON FUNCTION bloom_recv(internal) IS 'bloom binary input, validated';
+COMMENT ON FUNCTION bloom_send(bloom) IS 'bloom binary output: the serialised value';
 
 -- ---------------------------------------------------------------------
 -- Casts
@@ -44,6 +48,8 @@ COMMENT ON FUNCTION bloom_from_bytea(bytea) IS 'validated cast from the binary f
 -- The bytea form is the value's own bytes, so that direction needs no function.
 CREATE CAST (bloom AS bytea) WITHOUT FUNCTION;
 CREATE CAST (bytea AS bloom) WITH FUNCTION bloom_from_bytea(bytea);
+COMMENT ON CAST (bloom AS bytea) IS 'the serialised value, for clients and raw storage';
+COMMENT ON CAST (bytea AS bloom) IS 'validated: a bad value is an error, never a wrong filter';
 
 -- ---------------------------------------------------------------------
 -- Comparison (equal = same parameters, counters and bits)
@@ -216,6 +222,22 @@ CREATE OPERATOR >= (
 	RESTRICT = scalargesel, JOIN = scalargejoinsel
 );
 
+COMMENT ON OPERATOR @> (bloom, anycompatible) IS 'filter may contain the value (bloom_contains)';
+COMMENT ON OPERATOR <@ (anycompatible, bloom) IS 'value may be in the filter (bloom_contains)';
+COMMENT ON OPERATOR + (bloom, anycompatible) IS 'filter with the value added (bloom_add)';
+COMMENT ON OPERATOR | (bloom, bloom) IS 'union of two filters (bloom_union)';
+COMMENT ON OPERATOR & (bloom, bloom) IS 'intersection of two filters (bloom_intersection)';
+COMMENT ON OPERATOR = (bloom, bloom) IS 'filters are identical';
+COMMENT ON OPERATOR <> (bloom, bloom) IS 'filters differ';
+COMMENT ON OPERATOR < (bloom, bloom) IS 'byte order, for sorting';
+COMMENT ON OPERATOR <= (bloom, bloom) IS 'byte order, for sorting';
+COMMENT ON OPERATOR > (bloom, bloom) IS 'byte order, for sorting';
+COMMENT ON OPERATOR >= (bloom, bloom) IS 'byte order, for sorting';
+
+-- ---------------------------------------------------------------------
+-- Operator classes: GROUP BY, DISTINCT and UNION over filters
+-- ---------------------------------------------------------------------
+
 CREATE OPERATOR CLASS bloom_ops DEFAULT FOR TYPE bloom USING btree AS
 	OPERATOR 1 <,
 	OPERATOR 2 <=,
@@ -228,6 +250,11 @@ CREATE OPERATOR CLASS bloom_ops DEFAULT FOR TYPE bloom USING hash AS
 	OPERATOR 1 =,
 	FUNCTION 1 bloom_hash(bloom),
 	FUNCTION 2 bloom_hash_extended(bloom, bigint);
+
+COMMENT ON OPERATOR CLASS bloom_ops USING btree IS 'byte order of filters, for sorting and grouping';
+COMMENT ON OPERATOR FAMILY bloom_ops USING btree IS 'byte order of filters, for sorting and grouping';
+COMMENT ON OPERATOR CLASS bloom_ops USING hash IS 'hashing of filters, for hashed grouping and joins';
+COMMENT ON OPERATOR FAMILY bloom_ops USING hash IS 'hashing of filters, for hashed grouping and joins';
 
 -- ---------------------------------------------------------------------
 -- Aggregates

@@ -227,6 +227,73 @@ bloom_ne(PG_FUNCTION_ARGS)
 }
 
 /* ---------------------------------------------------------------------
+ * Sort order and hashing: the operator classes' support, for GROUP BY,
+ * DISTINCT and UNION over filters
+ * ---------------------------------------------------------------------
+ */
+
+PG_FUNCTION_INFO_V1(bloom_lt);
+/* bloom < bloom */
+Datum
+bloom_lt(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) < 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_le);
+/* bloom <= bloom */
+Datum
+bloom_le(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) <= 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_gt);
+/* bloom > bloom */
+Datum
+bloom_gt(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) > 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_ge);
+/* bloom >= bloom */
+Datum
+bloom_ge(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) >= 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_cmp);
+/* Byte order of the serialised values: arbitrary but total and stable. */
+Datum
+bloom_cmp(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT32(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)));
+}
+
+PG_FUNCTION_INFO_V1(bloom_hash);
+/* Hash opclass support: equal values have equal bytes. */
+Datum
+bloom_hash(PG_FUNCTION_ARGS)
+{
+	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
+
+	return hash_any(BloomData(bloom), (int) BloomDataLen(bloom));
+}
+
+PG_FUNCTION_INFO_V1(bloom_hash_extended);
+/* Extended hash opclass support. */
+Datum
+bloom_hash_extended(PG_FUNCTION_ARGS)
+{
+	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
+
+	return hash_any_extended(BloomData(bloom), (int) BloomDataLen(bloom),
+							 PG_GETARG_INT64(1));
+}
+
+/* ---------------------------------------------------------------------
  * Construction, adding and probing
  * ---------------------------------------------------------------------
  */
@@ -538,70 +605,4 @@ bloom_params(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(h.k);
 	values[3] = Float8GetDatum((double) h.nblocks * BF_BLOCK_BITS / (double) capacity);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
-}
-
-/* ---------------------------------------------------------------------
- * B-tree and hash support, for GROUP BY, DISTINCT and UNION over filters
- * ---------------------------------------------------------------------
- */
-
-PG_FUNCTION_INFO_V1(bloom_cmp);
-/* Byte order of the serialised values: arbitrary but total and stable. */
-Datum
-bloom_cmp(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_INT32(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)));
-}
-
-PG_FUNCTION_INFO_V1(bloom_lt);
-/* bloom < bloom */
-Datum
-bloom_lt(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) < 0);
-}
-
-PG_FUNCTION_INFO_V1(bloom_le);
-/* bloom <= bloom */
-Datum
-bloom_le(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) <= 0);
-}
-
-PG_FUNCTION_INFO_V1(bloom_gt);
-/* bloom > bloom */
-Datum
-bloom_gt(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) > 0);
-}
-
-PG_FUNCTION_INFO_V1(bloom_ge);
-/* bloom >= bloom */
-Datum
-bloom_ge(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_BOOL(BloomCompare(PG_GETARG_BLOOM_P(0), PG_GETARG_BLOOM_P(1)) >= 0);
-}
-
-PG_FUNCTION_INFO_V1(bloom_hash);
-/* Hash opclass support: equal values have equal bytes. */
-Datum
-bloom_hash(PG_FUNCTION_ARGS)
-{
-	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
-
-	return hash_any(BloomData(bloom), (int) BloomDataLen(bloom));
-}
-
-PG_FUNCTION_INFO_V1(bloom_hash_extended);
-/* Extended hash opclass support. */
-Datum
-bloom_hash_extended(PG_FUNCTION_ARGS)
-{
-	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
-
-	return hash_any_extended(BloomData(bloom), (int) BloomDataLen(bloom),
-							 PG_GETARG_INT64(1));
 }

@@ -6,3 +6,14 @@ ALTER EXTENSION bloomfilter UPDATE;
 SELECT extversion = (SELECT default_version FROM pg_available_extensions WHERE name = 'bloomfilter')
        AS at_default_version
 FROM pg_extension WHERE extname = 'bloomfilter';
+-- Every object of the extension has a description (\dd, \do+, \dC+).
+SELECT pg_describe_object(classid, objid, objsubid) AS undescribed
+FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bloomfilter')
+  AND obj_description(objid, classid::regclass::name) IS NULL
+ORDER BY 1;
+SELECT count(*) > 60 AS many_members
+FROM pg_depend
+WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+  AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'bloomfilter');
