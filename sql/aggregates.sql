@@ -152,26 +152,22 @@ FROM serial_results s,
 -- no worker can start: the leader runs every partial state and hands each
 -- over in memory to the Finalize Aggregate, as the DEBUG lines show (f: a
 -- state too small to be grouped into new memory)
-SET max_parallel_workers = 0;
-SET client_min_messages = debug1;
-SELECT s.a = p.a AS leader_only_self_sizing_same, s.b = p.b AS leader_only_fpr_form_same,
-       s.c = p.c AS leader_only_fixed_same, s.d = p.d AS leader_only_fixed_overfilled_same,
-       s.e = p.e AS leader_only_repeated_values_same, s.f = p.f AS leader_only_small_same
+CREATE VIEW leader_only_same AS
+SELECT s.a = p.a AS self_sizing_same, s.b = p.b AS fpr_form_same,
+       s.c = p.c AS fixed_same, s.d = p.d AS fixed_overfilled_same,
+       s.e = p.e AS repeated_values_same, s.f = p.f AS small_same
 FROM serial_results s,
      (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
              bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
              bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f FROM par) p;
+SET max_parallel_workers = 0;
+SET client_min_messages = debug1;
+SELECT * FROM leader_only_same;
 -- with the hand-over turned off, the leader serialises its states like a
 -- worker's (no DEBUG line) and the filters are the same
 SHOW bloomfilter.parallel_handover;
 SET bloomfilter.parallel_handover = off;
-SELECT s.a = p.a AS serialised_self_sizing_same, s.b = p.b AS serialised_fpr_form_same,
-       s.c = p.c AS serialised_fixed_same, s.d = p.d AS serialised_fixed_overfilled_same,
-       s.e = p.e AS serialised_repeated_values_same, s.f = p.f AS serialised_small_same
-FROM serial_results s,
-     (SELECT bloom_agg(id) AS a, bloom_agg(k, 0.001) AS b, bloom_agg(id, 400000, 0.01) AS c,
-             bloom_agg(id, 1000, 0.01) AS d, bloom_agg(id % 90000) AS e,
-             bloom_agg(id) FILTER (WHERE id % 10 = 0) AS f FROM par) p;
+SELECT * FROM leader_only_same;
 RESET bloomfilter.parallel_handover;
 RESET client_min_messages;
 -- rescanned, it hands over a new state each time
