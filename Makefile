@@ -9,7 +9,7 @@ OBJS = bloom.o hashbuf.o \
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing aggregates errors security
+REGRESS = setup io functions operators hashing environment aggregates errors security
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

@@ -83,7 +83,7 @@ bf_status_message(BfStatus status)
 		case BF_ERR_MAGIC:
 			return "Value does not start with the bloom magic \"BF\"";
 		case BF_ERR_VERSION:
-			return "Unsupported format version";
+			return "Unsupported format version (this build reads versions 1 and 2)";
 		case BF_ERR_LAYOUT:
 			return "Unknown layout";
 		case BF_ERR_K:
@@ -91,7 +91,7 @@ bf_status_message(BfStatus status)
 		case BF_ERR_KIND:
 			return "Unknown key kind or key tag";
 		case BF_ERR_RESERVED:
-			return "Reserved header field is not zero";
+			return "Reserved or environment header field is set where it must be zero";
 		case BF_ERR_CHECKSUM:
 			return "Header checksum does not match";
 		case BF_ERR_NBLOCKS:
@@ -409,13 +409,6 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
  */
 
 static void
-store_u16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t) v;
-	p[1] = (uint8_t) (v >> 8);
-}
-
-static void
 store_u32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)
@@ -427,12 +420,6 @@ store_u64(uint8_t *p, uint64_t v)
 {
 	for (int i = 0; i < 8; i++)
 		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint16_t
-load_u16(const uint8_t *p)
-{
-	return (uint16_t) (p[0] | (p[1] << 8));
 }
 
 static uint32_t
@@ -456,9 +443,15 @@ load_u64(const uint8_t *p)
 }
 
 static uint32_t
-header_checksum(const uint8_t *value)
+header_checksum(const uint8_t *value, uint8_t version)
 {
-	return (uint32_t) XXH3_64bits(value, 48);
+	uint8_t		covered[52];
+
+	if (version == 1)
+		return (uint32_t) XXH3_64bits(value, 48);
+	memcpy(covered, value, 48);
+	memcpy(covered + 48, value + 52, 4);
+	return (uint32_t) XXH3_64bits(covered, sizeof(covered));
 }
 
 void
@@ -473,15 +466,16 @@ bf_write_header(uint8_t *value, const BfHeader *header)
 	value[3] = header->layout;
 	value[4] = header->k;
 	value[5] = header->key_kind;
-	store_u16(value + 6, 0);
+	value[6] = header->env_encoding;
+	value[7] = 0;
 	store_u32(value + 8, header->key_tag);
 	store_u32(value + 12, header->nblocks);
 	store_u64(value + 16, header->seed);
 	store_u64(value + 24, header->capacity);
 	store_u64(value + 32, fpr_bits);
 	store_u64(value + 40, header->inserted);
-	store_u32(value + 48, header_checksum(value));
-	store_u32(value + 52, 0);
+	store_u32(value + 52, header->env_locale);
+	store_u32(value + 48, header_checksum(value, header->version));
 }
 
 /*
@@ -503,6 +497,8 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	header->k = value[4];
 	header->key_kind = value[5];
 	header->key_tag = load_u32(value + 8);
+	header->env_encoding = value[6];
+	header->env_locale = load_u32(value + 52);
 	header->nblocks = load_u32(value + 12);
 	header->seed = load_u64(value + 16);
 	header->capacity = load_u64(value + 24);
@@ -510,7 +506,8 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	memcpy(&header->fpr, &fpr_bits, sizeof(fpr_bits));
 	header->inserted = load_u64(value + 40);
 
-	if (header->version != BF_FORMAT_VERSION)
+	if (header->version < BF_FORMAT_VERSION_MIN ||
+		header->version > BF_FORMAT_VERSION)
 		return BF_ERR_VERSION;
 	if (header->layout != BF_LAYOUT_BLOCKED512)
 		return BF_ERR_LAYOUT;
@@ -519,7 +516,9 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	if (header->key_kind > BF_KIND_LAST ||
 		(header->key_kind != BF_KIND_OTHER && header->key_tag != 0))
 		return BF_ERR_KIND;
-	if (load_u16(value + 6) != 0 || load_u32(value + 52) != 0)
+	if (value[7] != 0 ||
+		((header->version == 1 || header->key_kind != BF_KIND_OTHER) &&
+		 (header->env_encoding != 0 || header->env_locale != 0)))
 		return BF_ERR_RESERVED;
 	if (header->nblocks < 1 || header->nblocks > BF_MAX_BLOCKS)
 		return BF_ERR_NBLOCKS;
@@ -527,7 +526,7 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 		return BF_ERR_CAPACITY;
 	if (!(header->fpr > 0.0 && header->fpr <= 0.5))
 		return BF_ERR_FPR;
-	if (load_u32(value + 48) != header_checksum(value))
+	if (load_u32(value + 48) != header_checksum(value, header->version))
 		return BF_ERR_CHECKSUM;
 	return BF_OK;
 }
@@ -571,7 +570,8 @@ bf_kinds_compatible(const BfHeader *a, const BfHeader *b)
 {
 	if (a->key_kind == BF_KIND_NONE || b->key_kind == BF_KIND_NONE)
 		return true;
-	return a->key_kind == b->key_kind && a->key_tag == b->key_tag;
+	return a->key_kind == b->key_kind && a->key_tag == b->key_tag &&
+		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale;
 }
 
 /*
@@ -583,7 +583,8 @@ bf_kinds_compatible(const BfHeader *a, const BfHeader *b)
 bool
 bf_compatible(const BfHeader *a, const BfHeader *b)
 {
-	return a->capacity == b->capacity &&
+	return a->version == b->version &&
+		a->capacity == b->capacity &&
 		a->fpr == b->fpr &&
 		a->layout == b->layout &&
 		a->nblocks == b->nblocks &&

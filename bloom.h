@@ -36,24 +36,37 @@
 #include "bf_port.h"
 
 /*
- * Serialised format, version 1 (all integers little-endian):
+ * Serialised format, versions 1 and 2 (all integers little-endian):
  *
  *	offset	size	field
  *	0		2		magic "BF"
- *	2		1		format version (1)
+ *	2		1		format version (1 or 2)
  *	3		1		layout (1 = blocked, 512-bit blocks)
  *	4		1		k, hash positions per value (1..BF_MAX_K)
  *	5		1		key kind (BfKeyKind)
- *	6		2		reserved, must be zero
+ *	6		1		v2: environment encoding (0, or the encoding's id + 1);
+ *					v1: reserved, must be zero
+ *	7		1		reserved, must be zero
  *	8		4		key tag (identifies the type for BF_KIND_OTHER, else 0)
  *	12		4		number of 64-byte blocks
  *	16		8		hash seed
  *	24		8		capacity the filter was sized for
  *	32		8		target false-positive rate (IEEE 754 double)
  *	40		8		inserted count (values added, summed by union)
- *	48		4		checksum of bytes 0..47 (low half of their XXH3-64)
- *	52		4		reserved, must be zero
+ *	48		4		checksum: low half of the XXH3-64 of bytes 0..47
+ *					(v2: of bytes 0..47 followed by bytes 52..55)
+ *	52		4		v2: environment locale fingerprint (0 when not
+ *					recorded); v1: reserved, must be zero
  *	56		...		the bit array: nblocks * 64 bytes
+ *
+ * The versions differ in how the glue hashes some values, not in the bits:
+ * version 2 hashes strings as UTF-8 whatever the server encoding, and
+ * fractional numerics by their digits; version 1 hashed the server
+ * encoding's bytes and the normalised text.  Version 2 also records, for
+ * BF_KIND_OTHER values whose type's own hash depends on the environment,
+ * the encoding and a fingerprint of LC_CTYPE and collation they were hashed
+ * under (both 0 for every other kind).  New filters are version 2; a
+ * version 1 value keeps its version and its hashing when values are added.
  *
  * Bit i of a block is bit (i % 8) of byte (i / 8), so the bit array has the
  * same bytes on every platform.  The header checksum exists because a flipped
@@ -62,7 +75,8 @@
  */
 #define BF_MAGIC_0			'B'
 #define BF_MAGIC_1			'F'
-#define BF_FORMAT_VERSION	1
+#define BF_FORMAT_VERSION	2		/* written by new filters */
+#define BF_FORMAT_VERSION_MIN 1	/* oldest still read */
 #define BF_LAYOUT_BLOCKED512 1
 #define BF_HEADER_SIZE		56
 #define BF_BLOCK_BYTES		64
@@ -127,6 +141,8 @@ typedef struct BfHeader
 	uint8_t		k;
 	uint8_t		key_kind;
 	uint32_t	key_tag;
+	uint8_t		env_encoding;	/* v2, BF_KIND_OTHER: see the format above */
+	uint32_t	env_locale;
 	uint32_t	nblocks;
 	uint64_t	seed;
 	uint64_t	capacity;

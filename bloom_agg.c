@@ -117,7 +117,9 @@ typedef struct BloomAggState
 	int64		capacity;		/* fixed form; 0 for the self-sizing forms */
 	double		fpr;
 	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
-	uint32		key_tag;
+	uint32		key_tag;		/* and the rest of what a filter records of */
+	uint8		env_encoding;	/* their kind (KeyKindIntoHeader) */
+	uint32		env_locale;
 	uint64		rows;			/* non-NULL values added */
 
 	/*
@@ -185,6 +187,16 @@ AggregateContext(FunctionCallInfo fcinfo, const char *name)
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("%s can only be called by an aggregate", name)));
 	return aggcontext;
+}
+
+/* Writes the kind of the state's values into a filter's header. */
+static void
+KindIntoHeader(const BloomAggState *state, BfHeader *header)
+{
+	header->key_kind = state->key_kind;
+	header->key_tag = state->key_tag;
+	header->env_encoding = state->env_encoding;
+	header->env_locale = state->env_locale;
 }
 
 /* ---------------------------------------------------------------------
@@ -425,8 +437,7 @@ MaterializeFilter(BloomAggState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->aggcontext);
 
 	SizeFilter(state->capacity, state->fpr, &header);
-	header.key_kind = state->key_kind;	/* a filter with bits needs its kind */
-	header.key_tag = state->key_tag;
+	KindIntoHeader(state, &header); /* a filter with bits needs its kind */
 	state->filter = BloomAlloc(&header);
 	MemoryContextSwitchTo(old);
 
@@ -501,17 +512,21 @@ AppendHash(BloomAggState *state, uint64 hash)
  * so a mismatch can only come from a combine of foreign states.
  */
 static void
-NoteKeyKind(BloomAggState *state, uint8 kind, uint32 tag)
+NoteKeyKind(BloomAggState *state, uint8 kind, uint32 tag, uint8 env_encoding,
+			uint32 env_locale)
 {
 	if (kind == BF_KIND_NONE)
 		return;
 	if (state->key_kind != BF_KIND_NONE &&
-		(state->key_kind != kind || state->key_tag != tag))
+		(state->key_kind != kind || state->key_tag != tag ||
+		 state->env_encoding != env_encoding || state->env_locale != env_locale))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot combine bloom_agg states built from values of different kinds")));
 	state->key_kind = kind;
 	state->key_tag = tag;
+	state->env_encoding = env_encoding;
+	state->env_locale = env_locale;
 }
 
 static BloomAggState *
@@ -554,7 +569,8 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = ColumnKeyType(fcinfo);
-	NoteKeyKind(state, state->key->kind, state->key->tag);
+	NoteKeyKind(state, state->key->kind, state->key->tag,
+				state->key->env_encoding, state->key->env_locale);
 	return state;
 }
 
@@ -816,8 +832,7 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	for (int r = 0; r < state->nruns; r++)
 		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
 					  state->runs[r], state->run_lengths[r]);
-	header.key_kind = state->key_kind;
-	header.key_tag = state->key_tag;
+	KindIntoHeader(state, &header);
 	BloomWriteHeader(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
 }
@@ -850,7 +865,8 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	NoteKeyKind(into, from->key_kind, from->key_tag);
+	NoteKeyKind(into, from->key_kind, from->key_tag, from->env_encoding,
+				from->env_locale);
 	into->rows = bf_count_add(into->rows, from->rows);
 	if (from->filter != NULL)
 	{
@@ -1001,6 +1017,8 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	pq_sendfloat8(&buf, state->fpr);
 	pq_sendbyte(&buf, state->key_kind);
 	pq_sendint32(&buf, state->key_tag);
+	pq_sendbyte(&buf, state->env_encoding);
+	pq_sendint32(&buf, state->env_locale);
 	pq_sendint64(&buf, (int64) state->rows);
 	pq_sendint64(&buf, (int64) nhashes);
 	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
@@ -1069,6 +1087,8 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 	}
 	state->key_kind = pq_getmsgbyte(&buf);
 	state->key_tag = pq_getmsgint(&buf, 4);
+	state->env_encoding = pq_getmsgbyte(&buf);
+	state->env_locale = pq_getmsgint(&buf, 4);
 	CheckSerialisedState(state->key_kind <= BF_KIND_LAST);
 	state->rows = (uint64) pq_getmsgint64(&buf);
 	nhashes = pq_getmsgint64(&buf);

@@ -23,6 +23,7 @@
 #include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "libpq/pqformat.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 
@@ -396,9 +397,10 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	iterator = array_create_iterator(array, 0, NULL);
 	while (array_iterate(iterator, &value, &isnull))
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (isnull)
 			continue;
-		pending[npending++] = KeyHash(key, value, header.seed);
+		pending[npending++] = KeyHash(key, value, header.seed, header.version);
 		header.inserted = bf_count_add(header.inserted, 1);
 		if (npending == lengthof(pending))
 		{
@@ -411,10 +413,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
 				  pending, npending);
 	if (header.inserted > 0)
-	{
-		header.key_kind = key->kind;
-		header.key_tag = key->tag;
-	}
+		KeyKindIntoHeader(&header, key);
 	BloomWriteHeader(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
 }
@@ -441,6 +440,7 @@ ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
 	iterator = array_create_iterator(array, 0, NULL);
 	while (array_iterate(iterator, &value, &isnull))
 	{
+		CHECK_FOR_INTERRUPTS();
 		if (isnull)
 			saw_null = true;
 		else if (BloomTestValue(bloom, &header, key, value) == stop_on)
@@ -533,14 +533,12 @@ bloom_info(PG_FUNCTION_ARGS)
 	bool		nulls[14] = {0};
 	uint64		bits;
 	uint64		bits_set;
-	size_t		nbytes;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	BloomReadHeader(bloom, &h);
-	nbytes = (size_t) h.nblocks * BF_BLOCK_BYTES;
 	bits = (uint64) h.nblocks * BF_BLOCK_BITS;
-	bits_set = bf_popcount(bf_bits(BloomData(bloom)), nbytes);
+	bits_set = BloomBitsSet(bloom, &h);
 
 	values[0] = Int32GetDatum(h.version);
 	values[1] = CStringGetTextDatum("blocked512");
@@ -553,8 +551,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	values[8] = Int64GetDatum((int64) bits_set);
 	values[9] = Float8GetDatum((double) bits_set / (double) bits);
 	values[10] = Float8GetDatum(bf_estimate_cardinality(h.nblocks, h.k, bits_set));
-	values[11] = Float8GetDatum(bf_estimate_fpr(bf_bits(BloomData(bloom)),
-												h.nblocks, h.k));
+	values[11] = Float8GetDatum(BloomEstimatedFpr(bloom, &h));
 	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
 	values[13] = Int64GetDatum((int64) h.seed);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
@@ -569,9 +566,7 @@ bloom_cardinality(PG_FUNCTION_ARGS)
 	BfHeader	h;
 
 	BloomReadHeader(bloom, &h);
-	PG_RETURN_FLOAT8(bf_estimate_cardinality(h.nblocks, h.k,
-											 bf_popcount(bf_bits(BloomData(bloom)),
-														 (size_t) h.nblocks * BF_BLOCK_BYTES)));
+	PG_RETURN_FLOAT8(bf_estimate_cardinality(h.nblocks, h.k, BloomBitsSet(bloom, &h)));
 }
 
 PG_FUNCTION_INFO_V1(bloom_fpr);
@@ -583,7 +578,7 @@ bloom_fpr(PG_FUNCTION_ARGS)
 	BfHeader	h;
 
 	BloomReadHeader(bloom, &h);
-	PG_RETURN_FLOAT8(bf_estimate_fpr(bf_bits(BloomData(bloom)), h.nblocks, h.k));
+	PG_RETURN_FLOAT8(BloomEstimatedFpr(bloom, &h));
 }
 
 PG_FUNCTION_INFO_V1(bloom_params);

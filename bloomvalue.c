@@ -16,6 +16,8 @@
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "mb/pg_wchar.h"
 
 #include "bloomvalue.h"
 
@@ -159,12 +161,11 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 void
 BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key, Datum value)
 {
-	uint64		hash = KeyHash(key, value, header->seed);
+	uint64		hash = KeyHash(key, value, header->seed, header->version);
 
 	bf_add_hashes(bf_bits(BloomData(bloom)), header->nblocks, header->k,
 				  &hash, 1);
-	header->key_kind = key->kind;
-	header->key_tag = key->tag;
+	KeyKindIntoHeader(header, key);
 	header->inserted = bf_count_add(header->inserted, 1);
 }
 
@@ -176,16 +177,81 @@ BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 	if (header->key_kind == BF_KIND_NONE)
 		return false;			/* nothing was ever added */
 	return bf_test_hash(bf_bits(BloomData(bloom)), header->nblocks, header->k,
-						KeyHash(key, value, header->seed));
+						KeyHash(key, value, header->seed, header->version));
+}
+
+/*
+ * Bytes of bits handled between two checks for a cancel: whole-filter
+ * loops cover up to 750 MB, and a user's cancel must be answered well
+ * within a second.
+ */
+#define BITS_BETWEEN_INTERRUPTS (16 * 1024 * 1024)
+
+/* bf_union_bits or bf_intersect_bits, slice by slice. */
+static void
+CombineBits(Bloom *dst, Bloom *src, size_t nbytes, bool is_union)
+{
+	uint8	   *to = bf_bits(BloomData(dst));
+	const uint8 *from = bf_bits(BloomData(src));
+
+	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
+	{
+		size_t		n = Min(BITS_BETWEEN_INTERRUPTS, nbytes - done);
+
+		CHECK_FOR_INTERRUPTS();
+		if (is_union)
+			bf_union_bits(to + done, from + done, n);
+		else
+			bf_intersect_bits(to + done, from + done, n);
+	}
+}
+
+uint64
+BloomBitsSet(Bloom *bloom, const BfHeader *header)
+{
+	const uint8 *bits = bf_bits(BloomData(bloom));
+	size_t		nbytes = (size_t) header->nblocks * BF_BLOCK_BYTES;
+	uint64		set = 0;
+
+	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
+	{
+		CHECK_FOR_INTERRUPTS();
+		set += bf_popcount(bits + done, Min(BITS_BETWEEN_INTERRUPTS, nbytes - done));
+	}
+	return set;
+}
+
+double
+BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
+{
+	const uint8 *bits = bf_bits(BloomData(bloom));
+	uint32		per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
+	double		sum = 0.0;
+
+	/* bf_estimate_fpr is a mean over blocks: sum the slices' weighted means */
+	for (uint32 first = 0; first < header->nblocks; first += per_slice)
+	{
+		uint32		n = Min(per_slice, header->nblocks - first);
+
+		CHECK_FOR_INTERRUPTS();
+		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, header->k) * n;
+	}
+	return sum / header->nblocks;
 }
 
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
 	appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
-					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s)",
+					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
 					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
+	if (h->env_encoding != 0)
+		appendStringInfo(out, ", hashed in encoding %s",
+						 pg_encoding_to_char(h->env_encoding - 1));
+	if (h->env_locale != 0)
+		appendStringInfo(out, ", locale fingerprint %08X", h->env_locale);
+	appendStringInfoChar(out, ')');
 }
 
 /* Raises the error for filters that cannot be combined. */
@@ -196,12 +262,26 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
 
 	if (bf_compatible(a, b))
 		return;
+	if (a->version != b->version)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot compute the %s of bloom filters of format versions %d and %d",
+						operation, a->version, b->version),
+				 errdetail("Version 2 hashes strings as UTF-8 and fractional numerics by their digits; version 1 did not."),
+				 errhint("Rebuild the version 1 filter: new filters are version 2.")));
 	initStringInfo(&detail);
 	appendStringInfoString(&detail, "First filter ");
 	DescribeParameters(&detail, a);
 	appendStringInfoString(&detail, ", second filter ");
 	DescribeParameters(&detail, b);
 	appendStringInfoChar(&detail, '.');
+	if (!bf_kinds_compatible(a, b))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot compute the %s of bloom filters of different kinds of values",
+						operation),
+				 errdetail_internal("%s", detail.data),
+				 errhint("Combine filters of one key kind, built for one type in one encoding and locale.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATA_EXCEPTION),
 			 errmsg("cannot compute the %s of bloom filters with different parameters",
@@ -228,23 +308,27 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union)
 
 	if (is_union)
 	{
-		bf_union_bits(bf_bits(BloomData(dst)), bf_bits(BloomData(src)), nbytes);
+		CombineBits(dst, src, nbytes, true);
 		d.inserted = bf_count_add(d.inserted, s.inserted);
 		if (d.key_kind == BF_KIND_NONE)
 		{
 			d.key_kind = s.key_kind;
 			d.key_tag = s.key_tag;
+			d.env_encoding = s.env_encoding;
+			d.env_locale = s.env_locale;
 		}
 	}
 	else
 	{
-		bf_intersect_bits(bf_bits(BloomData(dst)), bf_bits(BloomData(src)), nbytes);
+		CombineBits(dst, src, nbytes, false);
 		d.inserted = Min(d.inserted, s.inserted);
 		if (s.key_kind == BF_KIND_NONE)
 		{
 			/* intersecting with an empty filter leaves nothing */
 			d.key_kind = BF_KIND_NONE;
 			d.key_tag = 0;
+			d.env_encoding = 0;
+			d.env_locale = 0;
 		}
 	}
 	BloomWriteHeader(dst, &d);

@@ -78,6 +78,13 @@ extern BF_HIDDEN void BloomAddValue(Bloom *bloom, BfHeader *header, const KeyTyp
 extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 									 const KeyType *key, Datum value);
 
+/*
+ * Whole-filter loops that answer a cancel: bits set, and this filter's
+ * false-positive rate (bf_estimate_fpr).
+ */
+extern BF_HIDDEN uint64 BloomBitsSet(Bloom *bloom, const BfHeader *header);
+extern BF_HIDDEN double BloomEstimatedFpr(Bloom *bloom, const BfHeader *header);
+
 /* Union or intersection of src into dst, which the caller owns. */
 extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
 

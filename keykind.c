@@ -23,10 +23,19 @@
  */
 #include "postgres.h"
 
+#include <locale.h>
 #include <math.h>
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_collation.h"
+#include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
+#include "lib/stringinfo.h"
+#include "libpq/pqformat.h"
+#include "mb/pg_wchar.h"
+#include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/numeric.h"
@@ -142,10 +151,47 @@ TypeNameOf(Oid typid)
 	return name;
 }
 
+/* The key tag of a schema-qualified type name. */
+static uint32
+TypeTag(const char *name)
+{
+	return (uint32) bf_hash(name, strlen(name), 0) | 1;
+}
+
+/*
+ * The schema-qualified name of the type whose tag a filter holds, if one
+ * still has it; NULL if the type was renamed, moved or dropped since.
+ * Error path only: it reads all of pg_type.
+ */
+static char *
+TypeNameOfTag(uint32 tag)
+{
+	Relation	rel = table_open(TypeRelationId, AccessShareLock);
+	SysScanDesc scan = systable_beginscan(rel, InvalidOid, false, NULL, 0, NULL);
+	HeapTuple	tuple;
+	char	   *found = NULL;
+
+	while (found == NULL && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_type type = (Form_pg_type) GETSTRUCT(tuple);
+		char	   *name = psprintf("%s.%s", get_namespace_name(type->typnamespace),
+									NameStr(type->typname));
+
+		if (TypeTag(name) == tag)
+			found = name;
+		else
+			pfree(name);
+	}
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return found;
+}
+
 /*
  * Whether a type's extended hash depends on OIDs that a dump and restore
- * renumber: enums (hashed by label OID) inside arrays, ranges and composites,
- * and the reg* types.
+ * renumber (or that re-creating a role changes): enums (hashed by label OID)
+ * inside arrays, ranges and composites, oid and the reg* types, oidvector,
+ * and aclitem (role OIDs).
  */
 static bool
 HashDependsOnOids(Oid typid)
@@ -169,6 +215,8 @@ HashDependsOnOids(Oid typid)
 		case REGNAMESPACEOID:
 		case REGROLEOID:
 		case REGCOLLATIONOID:
+		case OIDVECTOROID:
+		case ACLITEMOID:
 			return true;
 	}
 	if (OidIsValid(inner = get_element_type(typid)))
@@ -191,6 +239,148 @@ HashDependsOnOids(Oid typid)
 		return depends;
 	}
 	return false;
+}
+
+/*
+ * What a type's own extended hash depends on besides the value.  The types
+ * named here were audited (sql/keykinds.sql lists every hashable type of
+ * the server with the decision taken for it); a type this code does not
+ * know, such as an extension's citext, may follow the locale, so its
+ * filters record both the encoding and the locale.
+ */
+typedef enum HashEnvironment
+{
+	HASH_ENV_NONE,				/* the same in every database */
+	HASH_ENV_ENCODING,			/* hashes strings' bytes in the server encoding */
+	HASH_ENV_LOCALE				/* may also follow LC_CTYPE or the collation */
+} HashEnvironment;
+
+static HashEnvironment
+TypeHashEnvironment(Oid typid)
+{
+	Oid			inner;
+
+	typid = getBaseType(typid);
+	switch (typid)
+	{
+		case BOOLOID:
+		case CHAROID:
+		case INT2OID:
+		case INT4OID:
+		case INT8OID:
+		case FLOAT4OID:
+		case FLOAT8OID:
+		case NUMERICOID:
+		case CASHOID:
+		case BYTEAOID:
+		case UUIDOID:
+		case DATEOID:
+		case TIMEOID:
+		case TIMETZOID:
+		case TIMESTAMPOID:
+		case TIMESTAMPTZOID:
+		case INTERVALOID:
+		case INETOID:
+		case CIDROID:
+		case MACADDROID:
+		case MACADDR8OID:
+		case PG_LSNOID:
+		case XIDOID:
+		case XID8OID:
+		case CIDOID:
+		case TIDOID:
+		case BITOID:
+		case VARBITOID:
+		case INT2VECTOROID:
+			return HASH_ENV_NONE;
+		case TEXTOID:
+		case VARCHAROID:
+		case BPCHAROID:
+		case NAMEOID:
+		case JSONBOID:
+			return HASH_ENV_ENCODING;
+	}
+	if (OidIsValid(inner = get_element_type(typid)))
+		return TypeHashEnvironment(inner);
+	if (type_is_range(typid))
+		return TypeHashEnvironment(get_range_subtype(typid));
+#if PG_VERSION_NUM >= 140000
+	if (type_is_multirange(typid))
+		return TypeHashEnvironment(get_multirange_range(typid));
+#endif
+	if (type_is_rowtype(typid) && typid != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+		HashEnvironment env = HASH_ENV_NONE;
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				env = Max(env, TypeHashEnvironment(TupleDescAttr(desc, i)->atttypid));
+		ReleaseTupleDesc(desc);
+		return env;
+	}
+	return HASH_ENV_LOCALE;
+}
+
+/*
+ * The locale a hash may follow, as text: the database's LC_CTYPE and
+ * default collation provider and locale, and the collation applied.
+ * Shown in errors, and fingerprinted into filters.
+ */
+static char *
+LocaleDescription(Oid collation)
+{
+	HeapTuple	tuple = SearchSysCache1(DATABASEOID, ObjectIdGetDatum(MyDatabaseId));
+	StringInfoData out;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for database %u", MyDatabaseId);
+	initStringInfo(&out);
+	appendStringInfo(&out, "LC_CTYPE \"%s\"", setlocale(LC_CTYPE, NULL));
+#if PG_VERSION_NUM >= 150000
+	{
+		Form_pg_database db = (Form_pg_database) GETSTRUCT(tuple);
+		bool		isnull;
+#if PG_VERSION_NUM >= 170000
+		Datum		locale = SysCacheGetAttr(DATABASEOID, tuple,
+											 Anum_pg_database_datlocale, &isnull);
+#else
+		Datum		locale = SysCacheGetAttr(DATABASEOID, tuple,
+											 Anum_pg_database_daticulocale, &isnull);
+#endif
+
+		appendStringInfo(&out, ", default collation provider %c", db->datlocprovider);
+		if (!isnull)
+			appendStringInfo(&out, " locale \"%s\"", TextDatumGetCString(locale));
+	}
+#endif
+	ReleaseSysCache(tuple);
+	if (OidIsValid(collation) && collation != DEFAULT_COLLATION_OID)
+		appendStringInfo(&out, ", collation %s", get_collation_name(collation));
+	return out.data;
+}
+
+/* The fingerprint of a locale description that filters record. */
+static uint32
+LocaleFingerprint(Oid collation)
+{
+	char	   *locale = LocaleDescription(collation);
+	uint32		fingerprint = (uint32) bf_hash(locale, strlen(locale), 0) | 1;
+
+	pfree(locale);
+	return fingerprint;
+}
+
+/* Records in key what its type's hash depends on here. */
+static void
+KeyTypeSetEnvironment(KeyType *key, Oid basetype, Oid collation)
+{
+	HashEnvironment env = TypeHashEnvironment(basetype);
+
+	if (env >= HASH_ENV_ENCODING)
+		key->env_encoding = (uint8) (GetDatabaseEncoding() + 1);
+	if (env >= HASH_ENV_LOCALE)
+		key->env_locale = LocaleFingerprint(collation);
 }
 
 /*
@@ -232,11 +422,24 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 				 errmsg("a bloom filter cannot be a key of another bloom filter"),
 				 errhint("To combine filters, use the | operator or bloom_union_agg.")));
 
+	/*
+	 * An enum value has no identity that survives everything a filter must:
+	 * its label changes with RENAME VALUE, its sort position with ADD VALUE
+	 * BEFORE, and its OID with a dump and restore.
+	 */
+	if (type_is_enum(basetype))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("bloom filters cannot hold values of enum type %s",
+						format_type_be(typid)),
+				 errdetail("An enum value keeps neither its label (RENAME VALUE) nor its position (ADD VALUE) nor its OID (dump and restore), so a stored filter could miss it."),
+				 errhint("Cast the value to text, both when building the filter and when probing it.")));
+
 	key->kind = BuiltinKeyKind(basetype);
 	key->tag = 0;
-	key->enum_label = type_is_enum(basetype);
-	if (key->kind == BF_KIND_OTHER && !key->enum_label &&
-		HashDependsOnOids(basetype))
+	key->env_encoding = 0;
+	key->env_locale = 0;
+	if (key->kind == BF_KIND_OTHER && HashDependsOnOids(basetype))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloom filters cannot hold values of type %s",
@@ -259,7 +462,9 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 		fmgr_info_cxt(entry->hash_extended_proc, &key->extended_hash, mcxt);
 
 		/* By name, so that the tag survives dump and restore. */
-		key->tag = (uint32) bf_hash(name, strlen(name), 0) | 1;
+		key->tag = TypeTag(name);
+		pfree(name);
+		KeyTypeSetEnvironment(key, basetype, collation);
 	}
 	key->basetype = basetype;
 	key->collation = collation;
@@ -290,30 +495,141 @@ KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno)
 }
 
 /*
- * Integral numerics hash as the int64 they equal, so 42::numeric finds
- * 42::bigint; others hash as their normalised text ("0.5" for 0.50).
+ * The integer a numeric's normalised text spells, if it fits an int64: the
+ * version 1 rule for integral numerics.
+ */
+static bool
+NumericTextIsInt64(const char *text, int64 *integer)
+{
+	char	   *end;
+	long long	parsed;
+
+	if (strchr(text, '.') != NULL || strspn(text, "-0123456789") != strlen(text))
+		return false;
+	errno = 0;
+	parsed = strtoll(text, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return false;
+	*integer = (int64) parsed;
+	return true;
+}
+
+/*
+ * Version 1: integral numerics hash as the int64 they equal, so 42::numeric
+ * finds 42::bigint; others hash as their normalised text ("0.5" for 0.50).
+ * That text can be far longer than the value (1e131071 prints 131,072
+ * characters), which is why version 2 hashes digits instead.
  */
 static uint64
-HashNumeric(Datum value, uint64 seed)
+HashNumericText(Datum value, uint64 seed)
 {
 	char	   *text = numeric_normalize(DatumGetNumeric(value));
+	int64		integer;
 	uint64		hash;
 
-	if (strchr(text, '.') == NULL && strspn(text, "-0123456789") == strlen(text))
-	{
-		char	   *end;
-		long long	integer;
-
-		errno = 0;
-		integer = strtoll(text, &end, 10);
-		if (errno == 0 && *end == '\0')
-		{
-			pfree(text);
-			return HashInt64((int64) integer, seed);
-		}
-	}
-	hash = bf_hash(text, strlen(text), seed);
+	if (NumericTextIsInt64(text, &integer))
+		hash = HashInt64(integer, seed);
+	else
+		hash = bf_hash(text, strlen(text), seed);
 	pfree(text);
+	return hash;
+}
+
+/* Signs of numeric's binary form (numeric_send). */
+#define NUMERIC_SEND_NEG	0x4000
+
+/*
+ * The int64 a numeric equals, from its base-10000 digits (weight is the
+ * power of 10000 of the first one), if it is integral and in range.
+ */
+static bool
+NumericDigitsAreInt64(const uint16 *digits, int ndigits, int weight, bool negative,
+					  int64 *integer)
+{
+	uint64		magnitude = 0;
+
+	if (ndigits > 0 && weight < ndigits - 1)
+		return false;			/* has a fractional part */
+	if (weight > 4)
+		return false;			/* at least 10000^5 > 2^63 */
+	for (int i = 0; i <= weight; i++)
+	{
+		uint64		digit = i < ndigits ? digits[i] : 0;
+
+		if (magnitude > (PG_UINT64_MAX - digit) / 10000)
+			return false;
+		magnitude = magnitude * 10000 + digit;
+	}
+	if (magnitude > (uint64) PG_INT64_MAX + (negative ? 1 : 0))
+		return false;
+	*integer = negative ? (int64) (0 - magnitude) : (int64) magnitude;
+	return true;
+}
+
+/*
+ * Version 2: the same int64 rule for integral numerics, and for every other
+ * value its sign, weight and base-10000 digits without leading or trailing
+ * zero digits, so that equal values (0.5 and 0.50) hash alike.  The work is
+ * proportional to the value's stored size.
+ */
+static uint64
+HashNumericDigits(Datum value, uint64 seed)
+{
+	bytea	   *sent = DatumGetByteaPP(DirectFunctionCall1(numeric_send, value));
+	StringInfoData buf;
+	int			ndigits;
+	int			weight;
+	uint16		sign;
+	uint16	   *digits;
+	int			first = 0;
+	int64		integer;
+	uint64		hash;
+
+	buf.data = VARDATA_ANY(sent);
+	buf.len = VARSIZE_ANY_EXHDR(sent);
+	buf.maxlen = buf.len;
+	buf.cursor = 0;
+	ndigits = (int16) pq_getmsgint(&buf, 2);
+	weight = (int16) pq_getmsgint(&buf, 2);
+	sign = (uint16) pq_getmsgint(&buf, 2);
+	(void) pq_getmsgint(&buf, 2);	/* the display scale: 0.5 = 0.50 */
+	digits = palloc((ndigits + 2) * sizeof(uint16));
+	for (int i = 0; i < ndigits; i++)
+		digits[i] = (uint16) pq_getmsgint(&buf, 2);
+
+	while (first < ndigits && digits[first] == 0)
+	{
+		first++;
+		weight--;
+	}
+	while (ndigits > first && digits[ndigits - 1] == 0)
+		ndigits--;
+	ndigits -= first;
+	if (ndigits == 0 && (sign == 0 || sign == NUMERIC_SEND_NEG))
+		hash = HashInt64(0, seed);
+	else if ((sign == 0 || sign == NUMERIC_SEND_NEG) &&
+			 NumericDigitsAreInt64(digits + first, ndigits, weight,
+								   sign == NUMERIC_SEND_NEG, &integer))
+		hash = HashInt64(integer, seed);
+	else
+	{
+		/* sign, weight, digits: little-endian 16-bit words */
+		uint8	   *canonical = palloc(4 + 2 * (Size) ndigits);
+
+		canonical[0] = (uint8) sign;
+		canonical[1] = (uint8) (sign >> 8);
+		canonical[2] = (uint8) weight;
+		canonical[3] = (uint8) ((uint16) weight >> 8);
+		for (int i = 0; i < ndigits; i++)
+		{
+			canonical[4 + 2 * i] = (uint8) digits[first + i];
+			canonical[5 + 2 * i] = (uint8) (digits[first + i] >> 8);
+		}
+		hash = bf_hash(canonical, 4 + 2 * (Size) ndigits, seed);
+		pfree(canonical);
+	}
+	pfree(digits);
+	pfree(sent);
 	return hash;
 }
 
@@ -333,52 +649,55 @@ HashFloat(double value, uint64 seed)
 }
 
 /*
- * A string's bytes without trailing blanks.  bpchar compares ignoring them,
- * and varchar = bpchar compares as bpchar, so a string filter cannot keep
- * them: 'x '::varchar must find 'x'::char(3).  Strings that differ only in
- * trailing blanks thus share a key, which costs a false positive, never a
- * false negative.
+ * A string's characters, as UTF-8 from version 2 on (version 1 hashed the
+ * server encoding's bytes, so a filter built in a LATIN1 database missed
+ * 'café' in a UTF8 one), without trailing blanks.  bpchar compares ignoring
+ * them, and varchar = bpchar compares as bpchar, so a string filter cannot
+ * keep them: 'x '::varchar must find 'x'::char(3).  Strings that differ
+ * only in trailing blanks thus share a key, which costs a false positive,
+ * never a false negative.  A SQL_ASCII database's bytes are hashed as they
+ * are, since nothing says what they encode.
  */
 static uint64
-HashString(const char *bytes, size_t len, uint64 seed)
+HashString(const char *bytes, size_t len, uint64 seed, uint8 version)
 {
-	while (len > 0 && bytes[len - 1] == ' ')
+	char	   *utf8 = (char *) bytes;
+	uint64		hash;
+
+	if (version >= 2 && len > 0)
+		utf8 = pg_server_to_any(bytes, (int) len, PG_UTF8);
+	if (utf8 != bytes)
+		len = strlen(utf8);
+	while (len > 0 && utf8[len - 1] == ' ')
 		len--;
-	return bf_hash(bytes, len, seed);
+	hash = bf_hash(utf8, len, seed);
+	if (utf8 != bytes)
+		pfree(utf8);
+	return hash;
 }
 
 /* A varlena's bytes, without detoasting a short inline value. */
 static uint64
-HashVarlena(Datum value, uint64 seed, bool is_string)
+HashVarlena(Datum value, uint64 seed, bool is_string, uint8 version)
 {
 	struct varlena *data = PG_DETOAST_DATUM_PACKED(value);
 	const char *bytes = VARDATA_ANY(data);
 	size_t		len = VARSIZE_ANY_EXHDR(data);
 	uint64		hash;
 
-	hash = is_string ? HashString(bytes, len, seed) : bf_hash(bytes, len, seed);
+	hash = is_string ? HashString(bytes, len, seed, version)
+		: bf_hash(bytes, len, seed);
 	if ((Pointer) data != DatumGetPointer(value))
 		pfree(data);
 	return hash;
 }
 
 /*
- * An enum's own hash is of its label's OID, which dump and restore change;
- * its label is what stays equal.
+ * The one hashing routine: a SQL value's canonical bytes, hashed, by the
+ * rules of the filter's format version.
  */
-static uint64
-HashEnumLabel(Datum value, uint64 seed)
-{
-	char	   *label = DatumGetCString(DirectFunctionCall1(enum_out, value));
-	uint64		hash = bf_hash(label, strlen(label), seed);
-
-	pfree(label);
-	return hash;
-}
-
-/* The one hashing routine: a SQL value's canonical bytes, hashed. */
 uint64
-KeyHash(const KeyType *key, Datum value, uint64 seed)
+KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 {
 	switch (key->basetype)
 	{
@@ -389,7 +708,8 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 		case INT8OID:
 			return HashInt64(DatumGetInt64(value), seed);
 		case NUMERICOID:
-			return HashNumeric(value, seed);
+			return version >= 2 ? HashNumericDigits(value, seed)
+				: HashNumericText(value, seed);
 		case FLOAT4OID:
 			return HashFloat(DatumGetFloat4(value), seed);
 		case FLOAT8OID:
@@ -397,14 +717,14 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 		case TEXTOID:
 		case VARCHAROID:
 		case BPCHAROID:
-			return HashVarlena(value, seed, true);
+			return HashVarlena(value, seed, true, version);
 		case BYTEAOID:
-			return HashVarlena(value, seed, false);
+			return HashVarlena(value, seed, false, version);
 		case NAMEOID:
 			{
 				const char *name = NameStr(*DatumGetName(value));
 
-				return HashString(name, strlen(name), seed);
+				return HashString(name, strlen(name), seed, version);
 			}
 		case UUIDOID:
 			return bf_hash(DatumGetUUIDP(value)->data, UUID_LEN, seed);
@@ -416,8 +736,6 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 		case TIMESTAMPTZOID:
 			return HashInt64(DatumGetInt64(value), seed);
 		default:
-			if (key->enum_label)
-				return HashEnumLabel(value, seed);
 			{
 				Datum		h = FunctionCall2Coll((FmgrInfo *) &key->extended_hash,
 												  key->collation, value,
@@ -428,6 +746,68 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 	}
 }
 
+/* The error for a value of another kind or type than the filter's. */
+static void
+ReportKindMismatch(const BfHeader *header, const KeyType *key)
+{
+	char	   *built_for;
+
+	if (header->key_kind != BF_KIND_OTHER)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bloom filter holds values of kind %s, not %s",
+						KeyKindName(header->key_kind), format_type_be(key->typid)),
+				 errhint("Cast the value to %s.", KeyKindCastHint(header->key_kind))));
+	built_for = TypeNameOfTag(header->key_tag);
+	if (built_for != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bloom filter holds values of type %s, not %s",
+						built_for, format_type_be(key->typid)),
+				 errhint("Cast the value to %s.", built_for)));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("bloom filter holds values of a type that no longer has the name it had when the filter was built"),
+			 errdetail("The type was renamed, moved to another schema or dropped; the value is of type %s.",
+					   format_type_be(key->typid)),
+			 errhint("Give the type its old name back, or rebuild the filter.")));
+}
+
+/*
+ * The error for a value whose type hashes differently here than where the
+ * filter was built: another server encoding, LC_CTYPE or collation.
+ */
+static void
+ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
+{
+	/* one side records what the other does not: the same name, another type */
+	if ((header->env_encoding == 0) != (key->env_encoding == 0) ||
+		(header->env_locale == 0) != (key->env_locale == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bloom filter holds values of type %s as it was when the filter was built",
+						format_type_be(key->typid)),
+				 errdetail("The type has been redefined since, and its values no longer hash the same way."),
+				 errhint("Rebuild the filter.")));
+	if (header->env_encoding != key->env_encoding)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("bloom filter of %s values was built in a database with another encoding",
+						format_type_be(key->typid)),
+				 errdetail("The filter's values were hashed as %s, and this database's encoding is %s; the type's hash depends on it.",
+						   header->env_encoding == 0 ? "unknown"
+						   : pg_encoding_to_char(header->env_encoding - 1),
+						   GetDatabaseEncodingName()),
+				 errhint("Rebuild the filter here, or cast the values to text, whose filters do not depend on the encoding.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("bloom filter of %s values was built under another locale or collation",
+					format_type_be(key->typid)),
+			 errdetail("The type's hash may depend on them; here: %s.",
+					   LocaleDescription(key->collation)),
+			 errhint("Rebuild the filter here, or probe it under the locale and collation it was built with.")));
+}
+
 /*
  * Refuses a value whose kind differs from the filter's: answering "absent"
  * for it would be a false negative.  A filter with no values takes any kind.
@@ -435,12 +815,25 @@ KeyHash(const KeyType *key, Datum value, uint64 seed)
 void
 CheckKeyKind(const BfHeader *header, const KeyType *key)
 {
-	if (header->key_kind == BF_KIND_NONE ||
-		(header->key_kind == key->kind && header->key_tag == key->tag))
+	if (header->key_kind == BF_KIND_NONE)
 		return;
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("bloom filter holds values of kind %s, not %s",
-					KeyKindName(header->key_kind), format_type_be(key->typid)),
-			 errhint("Cast the value to %s.", KeyKindCastHint(header->key_kind))));
+	if (header->key_kind != key->kind || header->key_tag != key->tag)
+		ReportKindMismatch(header, key);
+	/* version 1 recorded no environment: its values keep their old hashing */
+	if (header->version >= 2 &&
+		(header->env_encoding != key->env_encoding ||
+		 header->env_locale != key->env_locale))
+		ReportEnvironmentMismatch(header, key);
+}
+
+void
+KeyKindIntoHeader(BfHeader *header, const KeyType *key)
+{
+	header->key_kind = key->kind;
+	header->key_tag = key->tag;
+	if (header->version >= 2)
+	{
+		header->env_encoding = key->env_encoding;
+		header->env_locale = key->env_locale;
+	}
 }

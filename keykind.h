@@ -24,8 +24,9 @@ typedef struct KeyType
 	uint32		tag;			/* for BF_KIND_OTHER: which type */
 	Oid			basetype;		/* typid with domains stripped */
 	Oid			collation;
-	bool		enum_label;		/* BF_KIND_OTHER: hash the enum's label */
-	FmgrInfo	extended_hash;	/* BF_KIND_OTHER otherwise: the type's hash */
+	uint8		env_encoding;	/* BF_KIND_OTHER: what its hash depends on, */
+	uint32		env_locale;		/* as a filter records it (bloom.h) */
+	FmgrInfo	extended_hash;	/* BF_KIND_OTHER: the type's hash */
 } KeyType;
 
 /*
@@ -38,8 +39,15 @@ extern BF_HIDDEN KeyType *KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid 
 /* The same for argument argno, whose type is fixed per call site. */
 extern BF_HIDDEN KeyType *KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno);
 
-/* The one hashing routine: a SQL value's canonical bytes, hashed. */
-extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed);
+/*
+ * The one hashing routine: a SQL value's canonical bytes, hashed, by the
+ * rules of a filter's format version (bloom.h).
+ */
+extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed,
+								uint8 version);
+
+/* Records the kind of key's values in a filter's header. */
+extern BF_HIDDEN void KeyKindIntoHeader(BfHeader *header, const KeyType *key);
 
 /*
  * Refuses a value whose kind differs from the filter's: answering "absent"
@@ -63,16 +71,16 @@ HashInt64(int64 value, uint64 seed)
 }
 
 /*
- * KeyHash with the commonest key, bigint, hashed in line: the aggregates
- * hash once per row, and a call and a type dispatch cost as much as the
- * hash itself.
+ * KeyHash for a new filter, with the commonest key, bigint, hashed in line:
+ * the aggregates hash once per row, and a call and a type dispatch cost as
+ * much as the hash itself.
  */
 static inline uint64
 KeyHashInline(const KeyType *key, Datum value, uint64 seed)
 {
 	if (key->basetype == INT8OID)
 		return HashInt64(DatumGetInt64(value), seed);
-	return KeyHash(key, value, seed);
+	return KeyHash(key, value, seed, BF_FORMAT_VERSION);
 }
 
 #endif							/* BF_KEYKIND_H */

@@ -267,7 +267,7 @@ ProbeStoredSlices(FunctionCallInfo fcinfo, int filter_arg, KeyType *key,
 		*result = false;
 		return true;
 	}
-	hash = KeyHash(key, value, header.seed);
+	hash = KeyHash(key, value, header.seed, header.version);
 	block = bf_block_of(hash, header.nblocks);
 	slice = detoast_attr_slice(raw, BF_HEADER_SIZE + (int32) block * BF_BLOCK_BYTES,
 							   BF_BLOCK_BYTES);

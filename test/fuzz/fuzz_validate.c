@@ -87,7 +87,14 @@ nearly_equal(double a, double b)
 static void
 store_checksum(uint8_t *value)
 {
-	uint32_t	sum = (uint32_t) XXH3_64bits(value, 48);
+	uint8_t		covered[52];
+	uint32_t	sum;
+
+	/* version 1: bytes 0..47; later: bytes 0..47, then 52..55 */
+	memcpy(covered, value, 48);
+	memcpy(covered + 48, value + 52, 4);
+	sum = (uint32_t) (value[2] == 1 ? XXH3_64bits(value, 48)
+					  : XXH3_64bits(covered, sizeof(covered)));
 
 	for (int i = 0; i < 4; i++)
 		value[48 + i] = (uint8_t) (sum >> (8 * i));
@@ -150,7 +157,10 @@ check_header(const uint8_t *value, size_t len, const BfHeader *header)
 	uint8_t		rewritten[BF_HEADER_SIZE];
 	BfHeader	again;
 
-	FUZZ_CHECK(header->version == BF_FORMAT_VERSION);
+	FUZZ_CHECK(header->version >= BF_FORMAT_VERSION_MIN &&
+			   header->version <= BF_FORMAT_VERSION);
+	FUZZ_CHECK(header->key_kind == BF_KIND_OTHER ||
+			   (header->env_encoding == 0 && header->env_locale == 0));
 	FUZZ_CHECK(header->layout == BF_LAYOUT_BLOCKED512);
 	FUZZ_CHECK(header->k >= 1 && header->k <= BF_MAX_K);
 	FUZZ_CHECK(header->key_kind <= BF_KIND_LAST);

@@ -14,8 +14,8 @@
  * far faster, and every code path is reached with one or two blocks.
  *
  * The output is deterministic (fixed seeds and keys), so regenerating gives
- * the committed files byte for byte as long as format version 1 is
- * unchanged; run.sh checks exactly that.
+ * the committed files byte for byte as long as the format is unchanged;
+ * run.sh checks exactly that.
  *
  *-------------------------------------------------------------------------
  */
@@ -231,8 +231,11 @@ invalid(uint8_t *value)
 	value[52] = 0;
 
 	h = base;
-	h.version = 2;
+	h.version = BF_FORMAT_VERSION + 1;
 	emit_changed_header("bad-version", h, BF_ERR_VERSION);
+	h = base;
+	h.version = 1;
+	emit_changed_header("valid-version-1", h, BF_OK);
 	h = base;
 	h.layout = 0;
 	emit_changed_header("bad-layout", h, BF_ERR_LAYOUT);

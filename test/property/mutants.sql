@@ -105,7 +105,7 @@ FROM prop_base b, unnest(ARRAY['00', 'ff']) AS v;
 CREATE TABLE prop_field (field text, off int, value bytea);
 INSERT INTO prop_field
 SELECT 'magic', 0, v FROM unnest(ARRAY['\x4247', '\x6266', '\x0000', '\x4642']::bytea[]) AS v
-UNION ALL SELECT 'version', 2, prop_le(v, 1) FROM unnest(ARRAY[0, 2, 255]) AS v
+UNION ALL SELECT 'version', 2, prop_le(v, 1) FROM unnest(ARRAY[0, 1, 3, 255]) AS v
 UNION ALL SELECT 'layout', 3, prop_le(v, 1) FROM unnest(ARRAY[0, 2, 255]) AS v
 UNION ALL SELECT 'k', 4, prop_le(v, 1) FROM unnest(ARRAY[0, 1, 2, 31, 32, 33, 64, 255]) AS v
 UNION ALL SELECT 'kind', 5, prop_le(v, 1) FROM generate_series(0, 11) AS v

@@ -10,7 +10,9 @@
  * turns some into filters the server must accept and handle.
  *
  * Reads lines "id<TAB>hex" (an integer and encode(value, 'hex')) and writes the same lines with bytes 48..51 replaced by the low 32
- * bits of XXH3-64 of bytes 0..47, little-endian, as bloom.h specifies.
+ * bits of XXH3-64 of bytes 0..47 (format version 1) or of bytes 0..47
+ * followed by bytes 52..55 (later versions), little-endian, as bloom.h
+ * specifies.
  * Values shorter than 52 bytes pass through unchanged.  Written against the
  * format description in bloom.h, independently of bloom.c.
  */
@@ -41,7 +43,8 @@ hex_value(char c)
 static int
 resign_hex(char *hex, size_t len)
 {
-	uint8_t		header[CHECKSUM_OFFSET + 4];
+	uint8_t		header[CHECKSUM_OFFSET + 8];
+	uint8_t		covered[CHECKSUMMED_BYTES + 4];
 	uint32_t	checksum;
 	static const char digits[] = "0123456789abcdef";
 
@@ -58,7 +61,11 @@ resign_hex(char *hex, size_t len)
 			return -1;
 		header[i] = (uint8_t) (hi << 4 | lo);
 	}
-	checksum = (uint32_t) XXH3_64bits(header, CHECKSUMMED_BYTES);
+	memcpy(covered, header, CHECKSUMMED_BYTES);
+	memcpy(covered + CHECKSUMMED_BYTES, header + CHECKSUM_OFFSET + 4, 4);
+	checksum = (uint32_t) (header[2] == 1
+						   ? XXH3_64bits(header, CHECKSUMMED_BYTES)
+						   : XXH3_64bits(covered, sizeof(covered)));
 	for (int i = 0; i < 4; i++)
 	{
 		uint8_t		byte = (uint8_t) (checksum >> (8 * i));

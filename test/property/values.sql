@@ -19,10 +19,12 @@ INSERT INTO prop_type VALUES
 	('uuid', 'prop_v_uuid', 'uuid'), ('bool', 'prop_v_bool', 'bool'),
 	('date', 'prop_v_date', 'date'), ('timestamp', 'prop_v_timestamp', 'timestamp'),
 	('timestamptz', 'prop_v_timestamptz', 'timestamptz'),
-	('inet', 'prop_v_inet', 'inet'), ('enum', 'prop_v_enum', 'prop_mood');
+	('inet', 'prop_v_inet', 'inet'), ('enum label', 'prop_v_enum', 'text');
 
 -- An enum of 1530 labels; the 30 added later (ALTER TYPE ... BEFORE) get
--- out-of-order OIDs and fractional sort positions.
+-- out-of-order OIDs and fractional sort positions.  Filters refuse enum
+-- values (no identity of one survives RENAME VALUE, ADD VALUE and a dump),
+-- so the documented way is tested: the labels, cast to text.
 SELECT format('CREATE TYPE prop_mood AS ENUM (%s)',
 			  string_agg(quote_literal('mood' || i), ', ' ORDER BY i))
 FROM generate_series(1, 1500) AS i
@@ -152,7 +154,7 @@ UNION ALL SELECT unnest(ARRAY['0.0.0.0', '0.0.0.0/0', '255.255.255.255', '::', '
 							  '::ffff:10.0.0.1', 'ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff']::inet[]);
 
 INSERT INTO prop_v_enum (v)
-SELECT e FROM unnest(enum_range(NULL::prop_mood)) AS e;
+SELECT e::text FROM unnest(enum_range(NULL::prop_mood)) AS e;
 
 SELECT format('INSERT INTO %I (v) VALUES (NULL), (NULL), (NULL)', tbl) FROM prop_type
 \gexec

@@ -139,12 +139,14 @@ test_header_and_validator(void)
 		check(bf_validate(copy, len, &decoded) == (expected), what); \
 	} while (0)
 	MUTATED(0, 'X', BF_ERR_MAGIC, "bad magic is rejected");
-	MUTATED(2, 2, BF_ERR_VERSION, "unknown version is rejected");
+	MUTATED(2, 3, BF_ERR_VERSION, "an unknown later version is rejected");
+	MUTATED(2, 0, BF_ERR_VERSION, "version 0 is rejected");
 	MUTATED(3, 7, BF_ERR_LAYOUT, "unknown layout is rejected");
 	MUTATED(4, 0, BF_ERR_K, "k = 0 is rejected");
 	MUTATED(4, 33, BF_ERR_K, "k = 33 is rejected");
 	MUTATED(5, 99, BF_ERR_KIND, "unknown key kind is rejected");
-	MUTATED(6, 1, BF_ERR_RESERVED, "non-zero reserved field is rejected");
+	MUTATED(6, 1, BF_ERR_RESERVED, "an environment on a number filter is rejected");
+	MUTATED(7, 1, BF_ERR_RESERVED, "non-zero reserved byte 7 is rejected");
 	MUTATED(53, 1, BF_ERR_RESERVED, "non-zero trailing reserved field is rejected");
 	MUTATED(4, header.k + 1, BF_ERR_CHECKSUM, "a changed k fails the checksum");
 	MUTATED(17, 1, BF_ERR_CHECKSUM, "a changed seed fails the checksum");
@@ -164,6 +166,40 @@ test_header_and_validator(void)
 				all_caught = 0;
 		}
 		check(all_caught, "every single-bit flip of the header is rejected");
+	}
+
+	/* Version 2 records an environment for kind "other" only, checksummed. */
+	{
+		BfHeader	other = header;
+
+		other.key_kind = BF_KIND_OTHER;
+		other.key_tag = 0x1234567u | 1;
+		other.env_encoding = 7;
+		other.env_locale = 0xDEADBEEFu;
+		bf_write_header(copy, &other);
+		memcpy(copy + BF_HEADER_SIZE, value + BF_HEADER_SIZE, len - BF_HEADER_SIZE);
+		check(bf_validate(copy, len, &decoded) == BF_OK &&
+			  decoded.env_encoding == 7 && decoded.env_locale == 0xDEADBEEFu,
+			  "a kind-other filter's environment round-trips");
+		copy[53] ^= 4;
+		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+			  "a changed locale fingerprint fails the checksum");
+		copy[53] ^= 4;
+		copy[6] ^= 1;
+		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+			  "a changed environment encoding fails the checksum");
+
+		/* Version 1: checksum of bytes 0..47 only, no environment. */
+		other.version = 1;
+		other.env_encoding = 0;
+		other.env_locale = 0;
+		bf_write_header(copy, &other);
+		check(bf_validate(copy, len, &decoded) == BF_OK && decoded.version == 1,
+			  "a version 1 value still validates");
+		other.env_encoding = 7;
+		bf_write_header(copy, &other);
+		check(bf_validate(copy, len, &decoded) == BF_ERR_RESERVED,
+			  "a version 1 value cannot record an environment");
 	}
 
 	/* A filter of no kind with bits set is rejected. */
