@@ -834,6 +834,7 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 					  state->runs[r], state->run_lengths[r]);
 	KindIntoHeader(state, &header);
 	BloomWriteHeader(bloom, &header);
+	WarnIfOverfilled(bloom, &header);	/* only the fixed form can be */
 	PG_RETURN_BLOOM_P(bloom);
 }
 
@@ -872,7 +873,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	{
 		if (into->filter == NULL)
 			MaterializeFilter(into);
-		BloomCombineInto(into->filter, from->filter, true);
+		BloomCombineInto(into->filter, from->filter, true, false);
 	}
 	if (into->capacity == 0)
 	{
@@ -1158,7 +1159,7 @@ SetAggAdd(FunctionCallInfo fcinfo, bool is_union)
 	if (state == NULL)
 		state = NewSetAggState(PG_GETARG_BLOOM_P(1), aggcontext);
 	else
-		BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union);
+		BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union, false);
 	PG_RETURN_POINTER(state);
 }
 
@@ -1180,7 +1181,7 @@ SetAggCombine(FunctionCallInfo fcinfo, bool is_union)
 	}
 	if (into == NULL)
 		PG_RETURN_POINTER(NewSetAggState(from->filter, aggcontext));
-	BloomCombineInto(into->filter, from->filter, is_union);
+	BloomCombineInto(into->filter, from->filter, is_union, false);
 	PG_RETURN_POINTER(into);
 }
 
@@ -1223,6 +1224,7 @@ bloom_set_agg_final(PG_FUNCTION_ARGS)
 {
 	BloomSetAggState *state;
 	Bloom	   *copy;
+	BfHeader	header;
 
 	AggregateContext(fcinfo, "bloom_set_agg_final");
 	if (PG_ARGISNULL(0))
@@ -1230,6 +1232,8 @@ bloom_set_agg_final(PG_FUNCTION_ARGS)
 	state = (BloomSetAggState *) PG_GETARG_POINTER(0);
 	copy = (Bloom *) palloc(VARSIZE(state->filter));
 	memcpy(copy, state->filter, VARSIZE(state->filter));
+	BloomReadHeader(copy, &header);
+	WarnIfOverfilled(copy, &header);
 	PG_RETURN_BLOOM_P(copy);
 }
 

@@ -148,7 +148,9 @@ CREATE FUNCTION bloom_info(bloom,
 	OUT estimated_distinct double precision,
 	OUT estimated_fpr double precision,
 	OUT key_kind text,
-	OUT seed bigint)
+	OUT seed bigint,
+	OUT key_environment text,
+	OUT over_capacity boolean)
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_info(bloom) IS 'parameters, fill and estimates of a filter';
 

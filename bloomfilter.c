@@ -333,6 +333,7 @@ bloom_add(PG_FUNCTION_ARGS)
 	CheckKeyKind(&header, key);
 	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
 	BloomWriteHeader(bloom, &header);
+	WarnIfOverfilled(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
 }
 
@@ -415,6 +416,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	if (header.inserted > 0)
 		KeyKindIntoHeader(&header, key);
 	BloomWriteHeader(bloom, &header);
+	WarnIfOverfilled(bloom, &header);
 	PG_RETURN_BLOOM_P(bloom);
 }
 
@@ -490,7 +492,7 @@ CombineTwo(FunctionCallInfo fcinfo, bool is_union)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(1));
 
 	result = PG_GETARG_BLOOM_P_COPY(0);
-	BloomCombineInto(result, PG_GETARG_BLOOM_P(1), is_union);
+	BloomCombineInto(result, PG_GETARG_BLOOM_P(1), is_union, true);
 	PG_RETURN_BLOOM_P(result);
 }
 
@@ -529,10 +531,11 @@ bloom_info(PG_FUNCTION_ARGS)
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
 	BfHeader	h;
 	TupleDesc	tupdesc;
-	Datum		values[14];
-	bool		nulls[14] = {0};
+	Datum		values[16];
+	bool		nulls[16] = {0};
 	uint64		bits;
 	uint64		bits_set;
+	double		estimated_distinct;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -550,10 +553,16 @@ bloom_info(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum(ClampToInt64(h.inserted));
 	values[8] = Int64GetDatum((int64) bits_set);
 	values[9] = Float8GetDatum((double) bits_set / (double) bits);
-	values[10] = Float8GetDatum(bf_estimate_cardinality(h.nblocks, h.k, bits_set));
+	estimated_distinct = bf_estimate_cardinality(h.nblocks, h.k, bits_set);
+	values[10] = Float8GetDatum(estimated_distinct);
 	values[11] = Float8GetDatum(BloomEstimatedFpr(bloom, &h));
 	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
 	values[13] = Int64GetDatum((int64) h.seed);
+	if (h.env_encoding != 0 || h.env_locale != 0)
+		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
+	else
+		nulls[14] = true;
+	values[15] = BoolGetDatum(estimated_distinct > h.capacity * OVER_CAPACITY_MARGIN);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 

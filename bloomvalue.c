@@ -15,8 +15,10 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/timestamp.h"
 #include "mb/pg_wchar.h"
 
 #include "bloomvalue.h"
@@ -239,6 +241,55 @@ BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
 	return sum / header->nblocks;
 }
 
+/*
+ * Warns, once per statement, that a filter has had so many values added
+ * that its false-positive rate passed OVERFILL_RATE_FACTOR times its
+ * target: it still finds every value added, but answers "maybe" so often
+ * that it stops saving work.  Cheap when the filter is not near that: the
+ * rate its inserted count implies (an upper bound, as duplicates count) is
+ * checked before its bits are; and within a statement the bits are looked
+ * at again only after the count has grown by a tenth.
+ */
+/*
+ * Loads per block up to which bf_blocked_fpr is a usable bound; far beyond
+ * any sizing, its Poisson weights underflow.  Past it, the bits decide.
+ */
+#define COUNT_BOUND_MAX_LOAD 256.0
+
+void
+WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
+{
+	static TimestampTz warned_statement = 0;
+	static TimestampTz checked_statement = 0;
+	static uint64 checked_inserted = 0;
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	double		load;
+	double		rate;
+
+	if (header->inserted <= header->capacity || warned_statement == statement)
+		return;
+	load = (double) header->inserted / header->nblocks;
+	if (load < COUNT_BOUND_MAX_LOAD &&
+		bf_blocked_fpr(load, header->k) <= OVERFILL_RATE_FACTOR * header->fpr)
+		return;
+	if (checked_statement == statement &&
+		header->inserted < checked_inserted + checked_inserted / 10)
+		return;
+	checked_statement = statement;
+	checked_inserted = header->inserted;
+	rate = BloomEstimatedFpr(bloom, header);
+	if (rate <= OVERFILL_RATE_FACTOR * header->fpr)
+		return;
+	warned_statement = statement;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("bloom filter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",
+					rate, rate / header->fpr, header->fpr),
+			 errdetail("It was sized for " UINT64_FORMAT " values and has had " UINT64_FORMAT " added.",
+					   header->capacity, header->inserted),
+			 errhint("Rebuild it with a larger capacity; bloom_agg(value) sizes a filter for what it holds.")));
+}
+
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
@@ -246,11 +297,8 @@ DescribeParameters(StringInfo out, const BfHeader *h)
 					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
 					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
-	if (h->env_encoding != 0)
-		appendStringInfo(out, ", hashed in encoding %s",
-						 pg_encoding_to_char(h->env_encoding - 1));
-	if (h->env_locale != 0)
-		appendStringInfo(out, ", locale fingerprint %08X", h->env_locale);
+	if (h->env_encoding != 0 || h->env_locale != 0)
+		appendStringInfo(out, ", %s", KeyEnvironmentName(h));
 	appendStringInfoChar(out, ')');
 }
 
@@ -295,7 +343,7 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
  * behind the functions, operators and aggregates.
  */
 void
-BloomCombineInto(Bloom *dst, Bloom *src, bool is_union)
+BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 {
 	BfHeader	d;
 	BfHeader	s;
@@ -310,6 +358,8 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union)
 	{
 		CombineBits(dst, src, nbytes, true);
 		d.inserted = bf_count_add(d.inserted, s.inserted);
+		if (warn_overfilled)
+			WarnIfOverfilled(dst, &d);
 		if (d.key_kind == BF_KIND_NONE)
 		{
 			d.key_kind = s.key_kind;

@@ -85,7 +85,20 @@ extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 extern BF_HIDDEN uint64 BloomBitsSet(Bloom *bloom, const BfHeader *header);
 extern BF_HIDDEN double BloomEstimatedFpr(Bloom *bloom, const BfHeader *header);
 
-/* Union or intersection of src into dst, which the caller owns. */
-extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union);
+/*
+ * Union or intersection of src into dst, which the caller owns; a union
+ * warns if dst ends up overfilled, unless the caller checks at its end.
+ */
+extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union,
+									   bool warn_overfilled);
+
+/*
+ * A filter is "over capacity" (bloom_info) once it holds an estimated 10%
+ * more distinct values than it was sized for; an add or union warns once
+ * its false-positive rate passes twice its target.
+ */
+#define OVER_CAPACITY_MARGIN 1.1
+#define OVERFILL_RATE_FACTOR 2.0
+extern BF_HIDDEN void WarnIfOverfilled(Bloom *bloom, const BfHeader *header);
 
 #endif							/* BF_BLOOMVALUE_H */

@@ -826,6 +826,21 @@ CheckKeyKind(const BfHeader *header, const KeyType *key)
 		ReportEnvironmentMismatch(header, key);
 }
 
+char *
+KeyEnvironmentName(const BfHeader *header)
+{
+	StringInfoData out;
+
+	initStringInfo(&out);
+	if (header->env_encoding != 0)
+		appendStringInfo(&out, "encoding %s",
+						 pg_encoding_to_char(header->env_encoding - 1));
+	if (header->env_locale != 0)
+		appendStringInfo(&out, "%slocale fingerprint %08X",
+						 out.len > 0 ? ", " : "", header->env_locale);
+	return out.data;
+}
+
 void
 KeyKindIntoHeader(BfHeader *header, const KeyType *key)
 {

@@ -55,6 +55,12 @@ extern BF_HIDDEN void KeyKindIntoHeader(BfHeader *header, const KeyType *key);
  */
 extern BF_HIDDEN void CheckKeyKind(const BfHeader *header, const KeyType *key);
 
+/*
+ * What a filter's values were hashed under, for bloom_info: "encoding
+ * UTF8", with ", locale fingerprint 1A2B3C4D" where the locale counts.
+ */
+extern BF_HIDDEN char *KeyEnvironmentName(const BfHeader *header);
+
 /* The kind's name, as bloom_info and error messages show it. */
 extern BF_HIDDEN const char *KeyKindName(uint8 kind);
 

@@ -104,3 +104,21 @@ BEGIN
 	RAISE NOTICE 'plpgsql variable probes wrong: %', misses;
 END $$;
 
+
+-- an overfilled filter still finds everything, says so in bloom_info, and
+-- warns once per statement (not per row) once its rate passes twice its target
+CREATE TABLE overfilled AS
+SELECT bloom_add_all(bloom_empty(100), array_agg(i)) AS f FROM generate_series(1, 1000) i;
+SELECT bloom_contains_all(f, ARRAY(SELECT generate_series(1, 1000))) AS finds_all,
+       (bloom_info(f)).over_capacity, (bloom_info(f)).estimated_fpr > 0.02 AS rate_above_twice_target,
+       (bloom_info(bloom_empty(100))).over_capacity AS empty_over_capacity
+FROM overfilled;
+SELECT count(bloom_add(f, i)) AS adds FROM overfilled, generate_series(1, 5) i;
+SELECT count(bloom_add(f, i)) AS adds_in_a_second_statement FROM overfilled, generate_series(1, 5) i;
+SELECT (bloom_union(f, f) IS NOT NULL) AS union_warns FROM overfilled;
+SELECT bloom_agg(i, 100, 0.01) IS NOT NULL AS fixed_aggregate_warns FROM generate_series(1, 1000) i;
+SELECT bloom_union_agg(f) IS NOT NULL AS union_aggregate_warns FROM overfilled, generate_series(1, 3);
+-- filled to capacity, or through the self-sizing aggregate: no warning, not over capacity
+SELECT (bloom_info(bloom_add_all(bloom_empty(1000), array_agg(i)))).over_capacity AS at_capacity,
+       (bloom_info(bloom_agg(i))).over_capacity AS self_sized
+FROM generate_series(1, 1000) i;
