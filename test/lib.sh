@@ -88,7 +88,8 @@ apt_update_once() {
 # ensure_packages PACKAGE...: installs those of PACKAGE... that are not
 # installed, with apt-get and without recommended packages; says which on
 # stderr.  Needs root only when something is missing; false, with the
-# reason on stderr, if it cannot install them.
+# reason on stderr, if it cannot install them.  Its messages are "#" lines,
+# which the suites' output keeps apart from check lines.
 #
 # postgresql-server-dev-all (pg_buildext) depends on the exact version of
 # postgresql-common: asking for the newest would upgrade postgresql-common
@@ -100,7 +101,7 @@ ensure_packages() {
 	done
 	[ ${#missing[@]} -eq 0 ] && return 0
 	if [ "$(id -u)" != 0 ]; then
-		echo "missing Debian packages: ${missing[*]}; run as root, or install them with apt-get" >&2
+		echo "# missing Debian packages: ${missing[*]}; run as root, or install them with apt-get" >&2
 		return 1
 	fi
 	echo "# installing: ${missing[*]}" >&2
@@ -117,7 +118,7 @@ ensure_packages() {
 		"${missing[@]}" >>"$log" 2>&1
 	status=$?
 	if [ $status -ne 0 ]; then
-		echo "could not install ${missing[*]}:" >&2
+		echo "# could not install ${missing[*]}:" >&2
 		tail -n 20 "$log" | sed 's/^/#   /' >&2
 	fi
 	rm -f "$log"
@@ -138,7 +139,7 @@ pg_major() {
 			sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n 1)
 	fi
 	if [ -z "$major" ]; then
-		echo "no pg_config, and apt knows no postgresql package to take the version from" >&2
+		echo "# no pg_config, and apt knows no postgresql package to take the version from" >&2
 		return 1
 	fi
 	echo "$major"
@@ -159,7 +160,7 @@ ensure_postgresql() {
 	set_pg_major || return 1
 	ensure_packages "postgresql-$PG_MAJOR" "$@" || return 1
 	PGBIN=$("${PG_CONFIG:-pg_config}" --bindir) && [ -x "$PGBIN/postgres" ] || {
-		echo "${PG_CONFIG:-pg_config} --bindir names no PostgreSQL server ($PGBIN)" >&2
+		echo "# ${PG_CONFIG:-pg_config} --bindir names no PostgreSQL server ($PGBIN)" >&2
 		return 1
 	}
 }
