@@ -11,6 +11,12 @@ PGFILEDESC = "bloomfilter - Bloom filter data type"
 
 REGRESS = setup io functions operators hashing environment aggregates errors security
 
+# The multi-second cases (sql/large.sql) run only when asked for, with
+# `make installcheck REGRESS_LARGE=large` as the full scripts/test.sh does:
+# the package build and autopkgtest run the light cases above.
+REGRESS_LARGE =
+REGRESS += $(REGRESS_LARGE)
+
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)

@@ -30,7 +30,7 @@ source "$BENCH_DIR/run.sh" "${2:-3000000}"
 
 REV=${1:-}
 RUNS=${BENCH_RUNS:-15}
-LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
+LIBDIR=""	# the server's module directory, once PostgreSQL is known
 BUILDS=(a b)
 
 # The modules are named after this process, so that two runs cannot clash,
@@ -42,6 +42,7 @@ module_name() {
 cleanup_ab() {
 	local build
 	cleanup
+	[ -n "$LIBDIR" ] || return
 	for build in "${BUILDS[@]}"; do
 		rm -f "$LIBDIR/$(module_name "$build").so"
 	done
@@ -140,7 +141,10 @@ main_ab() {
 	trap cleanup_ab EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM HUP
-	ensure_packages
+	# run.sh's packages, and what building the two modules needs.
+	ensure_prerequisites
+	ensure_build_tools || die "could not install the build tools"
+	LIBDIR=$("$PGBIN/pg_config" --pkglibdir)
 	start_cluster
 	mkdir "$WORK/a" "$WORK/b"
 	git -C "$BENCH_DIR/.." archive "$REV" | tar -x -C "$WORK/a" || die "cannot export $REV"

@@ -4,10 +4,11 @@
 #
 #   bash bench/run.sh [N]        N = rows probed and aggregated (default 3000000)
 #
-# Run as root on Debian bookworm after the extension is built and installed.
-# It installs the Debian packages it needs, starts a throwaway PostgreSQL 15
-# cluster (unix socket only, port 5541) under a temporary directory, loads the
-# data (bench/setup.sql) and removes everything when it ends, also on failure.
+# Run as root on Debian after the extension is built and installed.  It
+# installs the Debian packages it needs (test/lib.sh), starts a throwaway
+# cluster of pg_config's PostgreSQL major (unix socket only, port 5541) under
+# a temporary directory, loads the data (bench/setup.sql) and removes
+# everything when it ends, also on failure.
 #
 # Every target is a ratio against a baseline measured in the same run, so a
 # slow or busy machine shifts both sides alike.  The queries of a comparison
@@ -37,7 +38,6 @@ CPU=${BENCH_CPU:-0}
 PIN=yes
 POINT_RUNS=${BENCH_POINT_RUNS:-200}
 PORT=5541
-PGBIN=/usr/lib/postgresql/15/bin
 SMALL_KEYS=300000
 # The large filter has one key per user, 3,000,000 in the contract.  It is
 # capped at N so that the users table never outgrows the requests it serves
@@ -48,9 +48,10 @@ ADD_KEYS=20000
 # A forced parallel plan with 2 workers (also bench/ab.sh).
 FORCE_PARALLEL="SET max_parallel_workers_per_gather = 2; SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0; SET min_parallel_table_scan_size = 0;"
-PACKAGES=(postgresql-15 postgresql-client-15 postgresql-15-hll gcc libc6-dev)
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+# The package installer and the PostgreSQL version (ensure_postgresql sets PGBIN).
+. "$BENCH_DIR/../test/lib.sh"
 WORK=
 PASSED=0
 FAILED=0
@@ -74,23 +75,13 @@ check_arguments() {
 	[ "$(id -u)" = 0 ] || die "run as root (it installs packages and runs the cluster as postgres)"
 }
 
-# Installs the Debian packages that are missing; a fresh machine has none of
-# hll, and possibly no compiler for the latency program.  dpkg-query rather
-# than dpkg -s: a removed package whose configuration files remain is known
-# to dpkg -s, yet not installed.
-ensure_packages() {
-	local package missing=()
-	for package in "${PACKAGES[@]}"; do
-		[ "$(dpkg-query -W -f '${Status}' "$package" 2>/dev/null)" = "install ok installed" ] ||
-			missing+=("$package")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		echo "installing: ${missing[*]}" >&2
-		apt-get update -qq &&
-			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null ||
-			die "could not install ${missing[*]}"
-	fi
-	[ -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ] ||
+# Installs the Debian packages that are missing (a fresh machine has none of
+# hll, and possibly no compiler for the latency program) and sets PGBIN.
+ensure_prerequisites() {
+	set_pg_major || die "no PostgreSQL version to benchmark"
+	ensure_postgresql "postgresql-$PG_MAJOR-hll" gcc libc6-dev ||
+		die "could not install postgresql-$PG_MAJOR-hll, gcc and libc6-dev"
+	extension_installed ||
 		die "the bloomfilter extension is not installed: run make && make install first"
 }
 
@@ -533,12 +524,12 @@ print_machine() {
 main() {
 	local started=$SECONDS
 	check_arguments
+	ensure_prerequisites
 	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 	LIBRARY_AT_START=$(library_id)
 	trap cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM HUP
-	ensure_packages
 	start_cluster
 	build_chase
 	echo "loading data (N = $N) ..." >&2

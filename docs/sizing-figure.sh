@@ -4,9 +4,11 @@
 #
 #   bash docs/sizing-figure.sh      # as root, from anywhere; about a minute
 #
-# Needs the extension installed (make install); installs gnuplot-nox if it is
-# missing.  It starts a throwaway cluster (unix socket only, in a private
-# temporary directory, removed on exit) and measures, with real filters:
+# Needs the extension installed (make install); installs gnuplot-nox (and
+# the server of pg_config's PostgreSQL major) if missing, through
+# test/lib.sh.  It starts a throwaway cluster with test/lib.sh's helpers
+# (unix socket only, in a private temporary directory, removed on exit) and
+# measures, with real filters:
 #   - for each target rate p: 8 filters bloom_agg(i, 100000, p) of 100,000
 #     keys each (different keys), each probed with 250,000 keys that were
 #     never added; the point is their mean rate, since one filter's rate
@@ -26,7 +28,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 output="$repo/docs/sizing.png"
 # Only names the socket file inside our private directory: no TCP listener.
 port=${SIZING_PORT:-5563}
-bindir=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
+. "$repo/test/lib.sh"
 
 keys=100000
 probes=1000000
@@ -37,16 +39,11 @@ targets="0.1, 0.03, 0.01, 0.003, 0.001, 0.0001"
 overfill="0.5, 0.75, 1, 1.5, 2, 3"
 work=""
 
-# Runs a command as the postgres OS user from a directory it can read.
-as_postgres() {
-	(cd "$work" && su -s /bin/sh postgres -c "$1")
-}
-
 # Stops the cluster and removes every file we made; runs on any exit.
 cleanup() {
 	if [ -n "$work" ] && [ -d "$work" ]; then
-		if [ -f "$work/data/postmaster.pid" ]; then
-			as_postgres "'$bindir/pg_ctl' -D '$work/data' -m immediate -w stop" >/dev/null 2>&1
+		if cluster_up "$work"; then
+			cluster_stop "$work" immediate >/dev/null 2>&1
 		fi
 		rm -rf "$work"
 	fi
@@ -58,11 +55,11 @@ die() {
 	exit 1
 }
 
-# gnuplot-nox is the only package this script adds to a CI-like machine.
-ensure_gnuplot() {
-	command -v gnuplot >/dev/null && return
-	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq gnuplot-nox >/dev/null; } ||
-		die "could not install gnuplot-nox"
+# gnuplot-nox is the only package this script adds to a CI-like machine;
+# ensure_postgresql also sets PGBIN.
+ensure_prerequisites() {
+	ensure_postgresql || die "could not install PostgreSQL"
+	command -v gnuplot >/dev/null || ensure_packages gnuplot-nox || die "could not install gnuplot-nox"
 }
 
 # Creates and starts a throwaway cluster listening only on a unix socket.
@@ -70,16 +67,14 @@ start_cluster() {
 	work=$(mktemp -d -t bloom-sizing.XXXXXX) || die "mktemp failed"
 	chmod 755 "$work"
 	chown postgres "$work" || die "no postgres user"
-	as_postgres "'$bindir/initdb' -D '$work/data' -A trust -U postgres -E UTF8 --locale=C" \
-		>"$work/initdb.log" 2>&1 || die "initdb failed: $(cat "$work/initdb.log")"
-	as_postgres "'$bindir/pg_ctl' -D '$work/data' -l '$work/server.log' -w \
-		-o \"-p $port -k '$work' -c listen_addresses='' -c fsync=off\" start" \
-		>/dev/null 2>&1 || die "server did not start: $(cat "$work/server.log")"
+	cluster_init "$work" >"$work/initdb.log" 2>&1 || die "initdb failed: $(cat "$work/initdb.log")"
+	cluster_start "$work" "$port" -c fsync=off >/dev/null 2>&1 ||
+		die "server did not start: $(cat "$work/server.log")"
 }
 
 # psql against the throwaway cluster, unaligned, space-separated, no headers.
 query() {
-	"$bindir/psql" -X -q -At -F ' ' -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d postgres "$@"
+	"$PGBIN/psql" -X -q -At -F ' ' -v ON_ERROR_STOP=1 -h "$work" -p "$port" -U postgres -d postgres "$@"
 }
 
 # One line per target rate: p k bits_per_key measured false_positives filter_estimate,
@@ -187,7 +182,7 @@ main() {
 	trap "exit 130" INT TERM
 	# su to the postgres user without a password prompt needs root.
 	[ "$(id -u)" -eq 0 ] || die "run as root"
-	ensure_gnuplot
+	ensure_prerequisites
 	start_cluster
 	query -c "CREATE EXTENSION bloomfilter" || die "CREATE EXTENSION failed (is the extension installed?)"
 	measure_targets >"$work/targets.dat" || die "measuring the targets failed"

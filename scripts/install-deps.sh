@@ -1,21 +1,15 @@
 #!/bin/bash
-# Installs what building and testing bloomfilter needs, from Debian's
-# packages, when it is missing.  Extra package names may be given as
-# arguments (the benchmark adds postgresql-15-hll, for instance).
+# Installs what building bloomfilter needs, from Debian's packages, when it
+# is missing: make, gcc, the PostgreSQL server and its headers, xxhash.h.
+# The PostgreSQL version is pg_config's, or the distribution's default on a
+# machine without one (test/lib.sh's pg_major).  Extra package names may be
+# given as arguments.
+#
+#   bash scripts/install-deps.sh [PACKAGE...]     # as root
+#
+# scripts/test.sh and scripts/demo.sh do this themselves: this is for
+# building by hand (make && make install).
 set -eu
+. "$(dirname "$0")/../test/lib.sh"
 
-packages=(make gcc postgresql-15 postgresql-server-dev-15 postgresql-contrib libxxhash-dev "$@")
-missing=()
-for package in "${packages[@]}"; do
-	dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
-[ ${#missing[@]} -eq 0 ] && exit 0
-
-if [ "$(id -u)" != 0 ]; then
-	echo "missing packages: ${missing[*]}; run as root or install them" >&2
-	exit 1
-fi
-echo "installing: ${missing[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+ensure_build_tools "$@"

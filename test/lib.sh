@@ -1,10 +1,19 @@
 # test/lib.sh: plumbing shared by the test suites, sourced by their run.sh
 # (relative to the suite's own directory, so any current directory works).
 #
+# Also sourced by scripts/test.sh, scripts/demo.sh, scripts/install-deps.sh,
+# bench/run.sh (and so bench/ab.sh) and docs/sizing-figure.sh, for the
+# package installer and the PostgreSQL version.
+#
 # Owns what every suite did the same way:
 #   - the check counters, the "ok - ..." / "not ok - ..." lines and the last
 #     "N passed, N failed" line that CI greps for;
-#   - installing Debian packages that dpkg does not know;
+#   - the one installer of Debian packages (ensure_packages), and the
+#     PostgreSQL major version everything builds and tests against
+#     (pg_major: pg_config's, or the distribution's default before anything
+#     is installed) with its programs' directory ($PGBIN, set by
+#     ensure_postgresql);
+#   - whether the extension is installed for that version;
 #   - running a command as the postgres OS user;
 #   - a throwaway cluster in a directory of its own (DIR/data, DIR/server.log)
 #     listening only on a unix socket in DIR, on a given port;
@@ -12,7 +21,10 @@
 # Nothing here knows what a suite tests; what a suite does differently
 # (TCP listeners, other initdb options, how logs are shown) stays in it.
 #
-# The cluster helpers use $PGBIN, which the suite sets before calling them.
+# The cluster helpers use $PGBIN: call ensure_postgresql first.  Like make,
+# everything here asks $PG_CONFIG (default: the pg_config on PATH), so
+# PG_CONFIG=/usr/lib/postgresql/NN/bin/pg_config picks one of several
+# installed versions for the build and every suite alike.
 
 passed=0
 failed=0
@@ -56,21 +68,113 @@ finish() {
 }
 
 # -------------------------------------------------------------------------
-# Debian packages
+# Debian packages and the PostgreSQL version
 
-# missing_packages PACKAGE...: prints, one a line, those dpkg does not know.
-missing_packages() {
-	local package
-	for package in "$@"; do
-		dpkg -s "$package" >/dev/null 2>&1 || echo "$package"
-	done
+# package_installed PACKAGE: whether dpkg has it installed.  Not dpkg -s,
+# which also knows a removed package whose configuration files remain.
+package_installed() {
+	[ "$(dpkg-query -W -f '${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
 }
 
-# apt_install APT_ARGUMENT...: refreshes the index (a fresh machine has
-# none) and installs without questions.  Output is the caller's to redirect.
-apt_install() {
-	apt-get update -qq &&
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
+# apt_update_once: refreshes apt's index once per run (a fresh machine has
+# none, and apt-cache finds nothing without it).  Exported, so that the
+# suites scripts/test.sh starts do not refresh it again.
+apt_update_once() {
+	[ -n "${BLOOMFILTER_APT_UPDATED:-}" ] && return 0
+	apt-get update -qq || return 1
+	export BLOOMFILTER_APT_UPDATED=1
+}
+
+# ensure_packages PACKAGE...: installs those of PACKAGE... that are not
+# installed, with apt-get and without recommended packages; says which on
+# stderr.  Needs root only when something is missing; false, with the
+# reason on stderr, if it cannot install them.  Its messages are "#" lines,
+# which the suites' output keeps apart from check lines.
+#
+# postgresql-server-dev-all (pg_buildext) depends on the exact version of
+# postgresql-common: asking for the newest would upgrade postgresql-common
+# too, so the version of the installed postgresql-common is asked for.
+ensure_packages() {
+	local package missing=() common log status
+	for package in "$@"; do
+		package_installed "$package" || missing+=("$package")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" != 0 ]; then
+		echo "# missing Debian packages: ${missing[*]}; run as root, or install them with apt-get" >&2
+		return 1
+	fi
+	echo "# installing: ${missing[*]}" >&2
+	log=$(mktemp) || return 1
+	apt_update_once >"$log" 2>&1
+	common=$(dpkg-query -W -f '${Version}' postgresql-common 2>/dev/null)
+	for package in "${!missing[@]}"; do
+		if [ "${missing[$package]}" = postgresql-server-dev-all ] && [ -n "$common" ] &&
+			apt-cache madison postgresql-server-dev-all | grep -qF "| $common |"; then
+			missing[package]="postgresql-server-dev-all=$common"
+		fi
+	done
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+		"${missing[@]}" >>"$log" 2>&1
+	status=$?
+	if [ $status -ne 0 ]; then
+		echo "# could not install ${missing[*]}:" >&2
+		tail -n 20 "$log" | sed 's/^/#   /' >&2
+	fi
+	rm -f "$log"
+	return $status
+}
+
+# pg_major: the PostgreSQL major version to build and test against: that of
+# $PG_CONFIG, as for make.  On a machine without PostgreSQL yet, the
+# distribution's default: the version its postgresql package depends on,
+# which is what the other suites then install.
+pg_major() {
+	local major
+	major=$("${PG_CONFIG:-pg_config}" --version 2>/dev/null |
+		sed -n 's/^PostgreSQL \([0-9][0-9]*\).*/\1/p')
+	if [ -z "$major" ]; then
+		apt_update_once >/dev/null 2>&1
+		major=$(apt-cache depends postgresql 2>/dev/null |
+			sed -n 's/^ *Depends: postgresql-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+	fi
+	if [ -z "$major" ]; then
+		echo "# no pg_config, and apt knows no postgresql package to take the version from" >&2
+		return 1
+	fi
+	echo "$major"
+}
+
+# set_pg_major: sets PG_MAJOR to pg_major in this shell.  Without pg_config,
+# pg_major reads apt's index: it is refreshed here, since the subshell that
+# runs pg_major would forget that it did it.
+set_pg_major() {
+	"${PG_CONFIG:-pg_config}" --version >/dev/null 2>&1 || apt_update_once >/dev/null 2>&1
+	PG_MAJOR=$(pg_major)
+}
+
+# ensure_postgresql [PACKAGE...]: the server of pg_major (with its contrib
+# modules, postgres_fdw among them, and its client programs) and PACKAGE...;
+# sets PG_MAJOR, and PGBIN, the directory of the server's programs.
+ensure_postgresql() {
+	set_pg_major || return 1
+	ensure_packages "postgresql-$PG_MAJOR" "$@" || return 1
+	PGBIN=$("${PG_CONFIG:-pg_config}" --bindir) && [ -x "$PGBIN/postgres" ] || {
+		echo "# ${PG_CONFIG:-pg_config} --bindir names no PostgreSQL server ($PGBIN)" >&2
+		return 1
+	}
+}
+
+# ensure_build_tools [PACKAGE...]: ensure_postgresql, and what building the
+# extension needs: make, a compiler, the server's headers and xxhash.h.
+ensure_build_tools() {
+	set_pg_major || return 1
+	ensure_postgresql make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR" libxxhash-dev "$@"
+}
+
+# extension_installed: whether bloomfilter is installed for that server.
+extension_installed() {
+	[ -f "$("${PG_CONFIG:-pg_config}" --sharedir)/extension/bloomfilter.control" ]
 }
 
 # -------------------------------------------------------------------------

@@ -39,7 +39,6 @@ here="$repo/test/docs"
 . "$repo/test/lib.sh"
 # Only names the socket file inside our private directory: no TCP listener.
 port=${DOCS_TEST_PORT:-5562}
-PGBIN=${PG_BINDIR:-$(pg_config --bindir 2>/dev/null || echo /usr/lib/postgresql/15/bin)}
 
 work=""
 
@@ -218,6 +217,11 @@ main() {
 	if [ "$(id -u)" -ne 0 ]; then
 		# runuser to the postgres user needs root.
 		not_ok "run as root"
+		finish
+	fi
+	# The server of pg_config's major; sets PGBIN.
+	if ! ensure_postgresql; then
+		not_ok "postgresql-${PG_MAJOR:-NN} installed"
 		finish
 	fi
 	if ! start_cluster; then

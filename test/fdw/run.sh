@@ -13,16 +13,15 @@
 #   - a stored filter crosses the fdw, both ways, unchanged.
 #
 # Needs bloomfilter built and installed (scripts/test.sh does that first);
-# installs postgresql-15, which ships postgres_fdw, if it is missing.  Prints
-# one "ok - ..." / "not ok - ..." line per check, then "N passed, N failed";
-# exits non-zero if a check failed.  Runs as root, from any directory.
+# installs postgresql-NN, which ships postgres_fdw, if it is missing (NN is
+# pg_config's major: test/lib.sh's pg_major).  Prints one "ok - ..." /
+# "not ok - ..." line per check, then "N passed, N failed"; exits non-zero
+# if a check failed.  Runs as root, from any directory.
 set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$here/../lib.sh"
 
-PGBIN=/usr/lib/postgresql/15/bin
-PGSHARE=/usr/share/postgresql/15
 HOST=127.0.0.1
 COORD_PORT=5531
 SHARD1_PORT=5532
@@ -51,20 +50,14 @@ fail() {
 # -------------------------------------------------------------------------
 # Prerequisites
 
-# postgres_fdw is part of the postgresql-15 package; the lead's test run has
-# installed it already, a bare machine has not.
-ensure_packages() {
-	[ -f "$PGSHARE/extension/postgres_fdw.control" ] && [ -x "$PGBIN/initdb" ] && return 0
-	echo "# installing postgresql-15 (postgres_fdw)"
-	apt_install --no-install-recommends postgresql-15 >/dev/null
-}
-
+# postgres_fdw is part of the postgresql-NN package; ensure_postgresql
+# also sets PGBIN.
 check_prerequisites() {
-	if ! ensure_packages; then
-		fail "postgresql-15 with postgres_fdw is installed"
+	if ! ensure_postgresql; then
+		fail "postgresql-${PG_MAJOR:-NN} with postgres_fdw is installed"
 		finish
 	fi
-	if [ ! -f "$PGSHARE/extension/bloomfilter.control" ]; then
+	if ! extension_installed; then
 		fail "bloomfilter is installed (build and install it first: scripts/test.sh)"
 		finish
 	fi

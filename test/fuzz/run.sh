@@ -65,16 +65,12 @@ usage_error() {
 	finish
 }
 
-# clang, its libFuzzer/sanitizer runtime, llvm-cov (llvm-14, which clang
-# only recommends) and xxhash.h, from Debian.
-ensure_packages() {
-	local missing
-	mapfile -t missing < <(missing_packages clang libclang-rt-14-dev llvm-14 libxxhash-dev)
-	[ "${#missing[@]}" -eq 0 ] && return 0
-	note "installing ${missing[*]}"
-	if ! apt_install "${missing[@]}" >"$work/apt.log" 2>&1; then
-		show_log "$work/apt.log" 20
-		not_ok "install ${missing[*]}"
+# clang, its libFuzzer/sanitizer runtime, llvm-cov and llvm-profdata (the
+# llvm package, which clang only recommends) and xxhash.h, from Debian: the
+# distribution's default LLVM, whatever its version.
+ensure_fuzz_packages() {
+	if ! ensure_packages clang libclang-rt-dev llvm libxxhash-dev; then
+		not_ok "install clang, libclang-rt-dev, llvm and libxxhash-dev"
 		finish
 	fi
 }
@@ -202,8 +198,8 @@ fuzz_target() {
 # the harnesses, the seeds or the core change.
 report_coverage() {
 	local target profiles=() totals
-	if ! command -v llvm-cov-14 >/dev/null || ! command -v llvm-profdata-14 >/dev/null; then
-		note "llvm-14 not installed: no coverage report"
+	if ! command -v llvm-cov >/dev/null || ! command -v llvm-profdata >/dev/null; then
+		note "llvm not installed: no coverage report"
 		return
 	fi
 	for target in "${targets[@]}"; do
@@ -214,8 +210,8 @@ report_coverage() {
 			"$work/corpus/$target" >/dev/null 2>&1
 		profiles+=("$work/cov_$target.profraw")
 	done
-	llvm-profdata-14 merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null &&
-		llvm-cov-14 report "$work/cov_validate" -object "$work/cov_sizing" \
+	llvm-profdata merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null &&
+		llvm-cov report "$work/cov_validate" -object "$work/cov_sizing" \
 			-instr-profile="$work/cov.profdata" "$repo/bloom.c" >"$work/cov.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov.txt")
 	note "bloom.c covered by the corpora: ${totals:-unknown}"
@@ -272,7 +268,7 @@ main() {
 
 	work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfilter-fuzz.XXXXXX") || exit 1
 	trap cleanup EXIT
-	ensure_packages
+	ensure_fuzz_packages
 	[ "$budget" = "--regenerate-corpus" ] && regenerate_corpus
 	case $budget in
 		'' | *[!0-9]*) usage_error "SECONDS must be a whole number, got '$budget'" ;;

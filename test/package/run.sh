@@ -1,28 +1,30 @@
 #!/bin/bash
 # test/package/run.sh: checks that bloomfilter packages as a Debian package.
 #
-# Builds postgresql-15-bloomfilter with `dpkg-buildpackage -us -uc -b` in a
-# copy of this tree (the build itself runs the pg_regress suite through
-# `pg_buildext installcheck`), installs the .deb, checks in a throwaway
+# Builds postgresql-NN-bloomfilter, NN being pg_config's PostgreSQL major
+# (test/lib.sh's pg_major), with `dpkg-buildpackage -us -uc -b` in a copy of
+# this tree, after generating its debian/control for NN from
+# debian/control.in (the build itself runs the Makefile's REGRESS, the light
+# pg_regress cases, through `pg_buildext installcheck`), installs the .deb,
+# runs autopkgtest's debian/tests/installcheck on it, checks in a throwaway
 # cluster on port 5551 that CREATE EXTENSION and a probe work from the
 # packaged files, then purges the package and reinstalls the make-installed
 # copy that the other test suites use, so the machine is left as it was.
 #
-# Run as root on Debian bookworm, from any directory, after the extension
+# Run as root on Debian, from any directory, after the extension
 # has been built and installed with `make install` (scripts/test.sh does
 # that).  Installs the Debian packages it needs.  Prints one line per check
 # and ends with "N passed, N failed"; exits non-zero if a check failed.
 set -u
 
-PG_MAJOR=15
 PORT=5551
-PACKAGE=postgresql-$PG_MAJOR-bloomfilter
-PGBIN=/usr/lib/postgresql/$PG_MAJOR/bin
-PG_CONFIG=$PGBIN/pg_config
-EXTENSION_DIR=/usr/share/postgresql/$PG_MAJOR/extension
-LIB_DIR=/usr/lib/postgresql/$PG_MAJOR/lib
+# Set by install_build_tools, for pg_config's major (and PG_MAJOR, PGBIN by
+# test/lib.sh's ensure_postgresql).
+PACKAGE=""
+PG_CONFIG=${PG_CONFIG:-}
+LIB_DIR=""
 # The files the other suites need back once the package is gone.
-INSTALLED_FILES=("$EXTENSION_DIR/bloomfilter.control" "$EXTENSION_DIR/bloomfilter--1.0.sql" "$LIB_DIR/bloomfilter.so")
+INSTALLED_FILES=()
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$REPO/test/lib.sh"
@@ -31,7 +33,7 @@ work=""            # temporary directory: the tree's copy, logs, the .deb
 source_dir=""      # the tree's copy, where the package is built
 cluster=""         # the throwaway cluster's directory (owned by postgres)
 cluster_running=""
-package_installed=""
+deb_installed=""
 restore_needed=""  # set once installing the package may have replaced files
 restore_llvm=""    # "yes" if the make-installed copy had JIT bitcode
 deb=""             # the built package file
@@ -43,40 +45,17 @@ show_log() {
 	tail -n "${2:-40}" "$1" 2>/dev/null | sed 's/^/  | /'
 }
 
-package_is_installed() {
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]
-}
-
-# Installs the build tools that are missing.  postgresql-server-dev-all
-# (pg_buildext's debhelper addon, dh_pgxs_test) must match the installed
-# postgresql-common exactly: asking for the newest would upgrade
-# postgresql-common too, so the version already there is requested.
+# The build tools, the server and headers of pg_config's major, and
+# postgresql-server-dev-all (pg_buildext's debhelper addon, dh_pgxs_test);
+# then where that major keeps the extension's files.
 install_build_tools() {
-	local wanted=(build-essential dpkg-dev debhelper postgresql-server-dev-all libxxhash-dev "postgresql-$PG_MAJOR" make gcc)
-	local missing=() package common_version
-	for package in "${wanted[@]}"; do
-		package_is_installed "$package" || missing+=("$package")
-	done
-	if [ ${#missing[@]} -gt 0 ]; then
-		echo "# installing: ${missing[*]}"
-		export DEBIAN_FRONTEND=noninteractive
-		apt-get update -qq >"$work/apt.log" 2>&1
-		common_version=$(dpkg-query -W -f='${Version}' postgresql-common 2>/dev/null)
-		for package in "${!missing[@]}"; do
-			if [ "${missing[$package]}" = postgresql-server-dev-all ] && [ -n "$common_version" ] &&
-				apt-cache madison postgresql-server-dev-all | grep -qF "| $common_version |"; then
-				missing[package]="postgresql-server-dev-all=$common_version"
-			fi
-		done
-		apt-get install -y -qq --no-install-recommends "${missing[@]}" >>"$work/apt.log" 2>&1 ||
-			show_log "$work/apt.log"
-	fi
-	local absent=()
-	for package in "${wanted[@]}"; do
-		package_is_installed "$package" || absent+=("$package")
-	done
-	[ ${#absent[@]} -eq 0 ] || echo "  still missing: ${absent[*]}"
-	[ ${#absent[@]} -eq 0 ]
+	local extension_dir
+	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all || return 1
+	PACKAGE=postgresql-$PG_MAJOR-bloomfilter
+	PG_CONFIG=$PGBIN/pg_config
+	extension_dir=$("$PG_CONFIG" --sharedir)/extension
+	LIB_DIR=$("$PG_CONFIG" --pkglibdir)
+	INSTALLED_FILES=("$extension_dir/bloomfilter.control" "$extension_dir/bloomfilter--1.0.sql" "$LIB_DIR/bloomfilter.so")
 }
 
 # Copies the tree without build products: with a VPATH build (what the
@@ -98,15 +77,29 @@ copy_tree() {
 	[ -f "$source_dir/debian/rules" ] && [ -f "$source_dir/Makefile" ]
 }
 
+# debian/control is generated, not kept in git (it names PostgreSQL
+# versions).  PG_SUPPORTED_VERSIONS narrows the distribution's supported
+# versions to pg_config's major, here and in the build (pg_buildext
+# checkcontrol, the per-version loop), so the package is built for the
+# server the other suites test, also where that is not the default.
+generate_control() {
+	(cd "$source_dir" && PG_SUPPORTED_VERSIONS=$PG_MAJOR pg_buildext updatecontrol) \
+		>"$work/control.log" 2>&1 || { show_log "$work/control.log"; return 1; }
+	grep -qx "Package: $PACKAGE" "$source_dir/debian/control" ||
+		{ echo "  no $PACKAGE in the generated debian/control"; return 1; }
+}
+
 build_package() {
-	(cd "$source_dir" && timeout 1800 dpkg-buildpackage -us -uc -b) >"$work/build.log" 2>&1 && return 0
+	(cd "$source_dir" && PG_SUPPORTED_VERSIONS=$PG_MAJOR timeout 1800 dpkg-buildpackage -us -uc -b) \
+		>"$work/build.log" 2>&1 && return 0
 	show_log "$work/build.log" 60
 	return 1
 }
 
-# pg_buildext prints pg_regress's summary between "### PostgreSQL 15
-# installcheck ###" and "### End 15 installcheck ###"; both must be there,
-# or the suite was skipped (DEB_BUILD_OPTIONS=nocheck, say).
+# pg_buildext prints pg_regress's summary between "### PostgreSQL NN
+# installcheck ###" and "### End NN installcheck ###"; both must be there,
+# or the suite was skipped (DEB_BUILD_OPTIONS=nocheck, say).  The summary
+# reads "All N tests passed", with a "# " before it from PostgreSQL 16 on.
 regression_ran_in_build() {
 	local summary
 	grep -q "^### End $PG_MAJOR installcheck ###\$" "$work/build.log" || return 1
@@ -160,8 +153,8 @@ install_package() {
 	[ -e "$LIB_DIR/bitcode/bloomfilter.index.bc" ] && restore_llvm=yes
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
 		{ show_log "$work/install.log"; return 1; }
-	package_installed=1
-	package_is_installed "$PACKAGE"
+	deb_installed=1
+	package_installed "$PACKAGE"
 }
 
 # Whether dpkg knows the package in any state (half-installed too), once
@@ -221,8 +214,8 @@ stop_cluster() {
 # it should stay in dpkg's database.
 remove_package() {
 	dpkg --purge "$PACKAGE" >"$work/remove.log" 2>&1 || { show_log "$work/remove.log"; return 1; }
-	package_installed=""
-	! package_is_installed "$PACKAGE" && [ ! -e "$LIB_DIR/bloomfilter.so" ]
+	deb_installed=""
+	! package_installed "$PACKAGE" && [ ! -e "$LIB_DIR/bloomfilter.so" ]
 }
 
 # Reinstalls the make-installed copy from the tree's copy, the way
@@ -251,8 +244,8 @@ cleanup() {
 	[ -n "$cluster_running" ] && stop_cluster
 	# An interrupt may land while apt is still installing, before
 	# install_package has marked the package as ours: ask dpkg instead.
-	if [ -n "$package_installed" ] || package_is_known; then
-		dpkg --purge "$PACKAGE" >/dev/null 2>&1 && package_installed=""
+	if [ -n "$deb_installed" ] || package_is_known; then
+		dpkg --purge "$PACKAGE" >/dev/null 2>&1 && deb_installed=""
 	fi
 	[ -n "$restore_needed" ] && [ -n "$source_dir" ] && restore_make_install
 	[ -n "$cluster" ] && rm -rf "$cluster"
@@ -266,15 +259,17 @@ main() {
 		finish
 	fi
 	cleanup_on_exit cleanup
-	# A package left by an interrupted run would hide whether the make
-	# install is back at the end; this run purges it like its own.
-	dpkg -s "$PACKAGE" >/dev/null 2>&1 && echo "# $PACKAGE was already installed: it will be purged"
 	work=$(mktemp -d /tmp/bloomfilter-package.XXXXXX)
 	# apt reads the local .deb as user _apt.
 	chmod 755 "$work"
 
 	check "build tools installed (dpkg-dev, debhelper, postgresql-server-dev-all)" install_build_tools || finish
+	# A package left by an interrupted run would hide whether the make
+	# install is back at the end; this run purges it like its own.
+	dpkg -s "$PACKAGE" >/dev/null 2>&1 && echo "# $PACKAGE was already installed: it will be purged"
 	check "tree copied without build products" copy_tree || finish
+	check "debian/control generated for PostgreSQL $PG_MAJOR (pg_buildext updatecontrol)" \
+		generate_control || finish
 	check "debian/changelog, META.json and bloomfilter.control agree on the version" versions_agree
 	check "build dependencies satisfied (dpkg-checkbuilddeps)" \
 		sh -c "cd '$source_dir' && dpkg-checkbuilddeps" || finish
@@ -297,7 +292,7 @@ main() {
 	fi
 	# Also after a failed install, which may have unpacked some files:
 	# restoring before purging would let the purge delete the restored copy.
-	if [ -n "$package_installed" ] || package_is_known; then
+	if [ -n "$deb_installed" ] || package_is_known; then
 		check "package purged (its files gone with it)" remove_package
 	fi
 	if [ -n "$restore_needed" ]; then

@@ -1,7 +1,7 @@
 #!/bin/bash
 # test/property/run.sh: hostile-input (mutation) tests and no-false-negative
 # property tests of the installed bloomfilter extension, at the SQL level,
-# in a throwaway PostgreSQL 15 cluster of its own.
+# in a throwaway cluster of its own, of pg_config's PostgreSQL major.
 #
 #   1. mutants.sql + fuzz.sql: thousands of damaged filters through text
 #      input, text COPY, the bytea cast and binary COPY; each must be an
@@ -20,7 +20,6 @@ set -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-PGBIN=/usr/lib/postgresql/15/bin
 PORT=5521
 STARTED=$(date +%s)
 
@@ -41,14 +40,6 @@ cleanup() {
 		fi
 		rm -rf "$work"
 	fi
-}
-
-# Installs the Debian packages this script needs beyond the lead's set.
-ensure_packages() {
-	local missing
-	mapfile -t missing < <(missing_packages gcc libc6-dev libxxhash-dev postgresql-15)
-	[ ${#missing[@]} -eq 0 ] && return 0
-	apt_install "${missing[@]}" >/dev/null
 }
 
 start_cluster() {
@@ -162,8 +153,10 @@ server_survived() {
 main() {
 	local start_time pid
 	cleanup_on_exit cleanup
-	ensure_packages || { not_ok "installing gcc and libxxhash-dev"; finish_timed; }
-	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
+	# gcc and xxhash.h build rechecksum.c; ensure_postgresql also sets PGBIN.
+	ensure_postgresql gcc libc6-dev libxxhash-dev ||
+		{ not_ok "installing PostgreSQL, gcc and libxxhash-dev"; finish_timed; }
+	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
 	fi

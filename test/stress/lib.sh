@@ -4,10 +4,10 @@
 # settings in postgresql.conf so that they survive a crash: initdb, start,
 # crash, stop, removal on exit), the background processes the parts start,
 # and small psql/pgbench wrappers.  The check counters and lines (ok,
-# not_ok, check) and as_postgres come from test/lib.sh, which run.sh
-# sources first.  Nothing here knows what a part tests.
+# not_ok, check), as_postgres and ensure_postgresql (which sets $PGBIN) come
+# from test/lib.sh, which run.sh sources first.  Nothing here knows what a
+# part tests.
 
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
 DBNAME=stress
 
 # Everything a run creates lives under one directory, removed on exit.
@@ -61,17 +61,11 @@ int_gt() {
 # Setup, background jobs and cleanup
 # ---------------------------------------------------------------------
 
-# CI has installed PostgreSQL 15 and the extension; pgbench ships in the
-# server package, which is all these tests need beyond coreutils and
-# util-linux (runuser).
+# The server package of pg_config's major (test/lib.sh) ships pgbench too,
+# which is all these tests need beyond coreutils and util-linux (runuser).
 ensure_tools() {
 	local tool
-	for tool in initdb pg_ctl psql pgbench; do
-		if [ ! -x "$PGBIN/$tool" ]; then
-			apt-get install -y -q postgresql-15 >/dev/null 2>&1
-			break
-		fi
-	done
+	ensure_postgresql || { echo "# could not install postgresql-${PG_MAJOR:-NN}"; return 1; }
 	for tool in initdb pg_ctl psql pgbench; do
 		[ -x "$PGBIN/$tool" ] || { echo "# missing $PGBIN/$tool"; return 1; }
 	done

@@ -2,11 +2,11 @@
 # run.sh: the stress tests of bloomfilter: concurrency, crash recovery and
 # memory, each in its own throwaway cluster on 127.0.0.1 (ports 5511-5513).
 #
-# Run as root on a machine where PostgreSQL 15 and the extension are
-# installed (CI runs it after scripts/test.sh).  Prints one "ok - ..." or
-# "not ok - ..." line per check, "#" lines of context, and last
-# "N passed, N failed"; exits non-zero if a check failed.  Takes about 1.5
-# minutes on a busy 2-core machine.
+# Run as root on a machine where the extension is installed (CI runs it
+# after scripts/test.sh); installs the server of pg_config's PostgreSQL
+# major if it is missing.  Prints one "ok - ..." or "not ok - ..." line per
+# check, "#" lines of context, and last "N passed, N failed"; exits non-zero
+# if a check failed.  Takes about 1.5 minutes on a busy 2-core machine.
 set -u
 
 STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
