@@ -10,6 +10,9 @@ DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
 REGRESS = setup io functions operators hashing environment aggregates errors security
+# UTF8 whatever the cluster's default, so that outputs do not depend on the
+# machine's locale (environment.sql makes its other databases itself).
+REGRESS_OPTS = --encoding=UTF8
 
 # The multi-second cases (sql/large.sql) run only when asked for, with
 # `make installcheck REGRESS_LARGE=large` as the full scripts/test.sh does:
