@@ -84,6 +84,17 @@ CREATE FUNCTION bloom_hash_extended(bloom, bigint) RETURNS bigint
 COMMENT ON FUNCTION bloom_hash_extended(bloom, bigint) IS 'extended hash support';
 
 -- ---------------------------------------------------------------------
+-- Planner support: selectivity and cost of a probe
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_contains_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_support(internal) IS 'planner support of bloom_contains: selectivity and cost';
+CREATE FUNCTION bloom_contains_sel(internal, oid, internal, integer) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_sel(internal, oid, internal, integer) IS 'restriction selectivity of @> and <@';
+
+-- ---------------------------------------------------------------------
 -- Construction, adding and probing
 -- ---------------------------------------------------------------------
 
@@ -97,11 +108,13 @@ CREATE FUNCTION bloom_add(bloom, anycompatible) RETURNS bloom
 COMMENT ON FUNCTION bloom_add(bloom, anycompatible) IS 'filter with the value added';
 
 CREATE FUNCTION bloom_contains(bloom, anycompatible) RETURNS boolean
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT bloom_contains_support;
 COMMENT ON FUNCTION bloom_contains(bloom, anycompatible) IS 'false if the value was never added; true if it may have been';
 
 CREATE FUNCTION bloom_contained_by(anycompatible, bloom) RETURNS boolean
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT bloom_contains_support;
 COMMENT ON FUNCTION bloom_contained_by(anycompatible, bloom) IS 'bloom_contains with the arguments swapped';
 
 -- Not STRICT, like bloom_add; NULL elements are skipped.
@@ -176,11 +189,11 @@ COMMENT ON FUNCTION bloom_params(bigint, double precision) IS 'size bloom_empty 
 
 CREATE OPERATOR @> (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_contains,
-	COMMUTATOR = <@
+	COMMUTATOR = <@, RESTRICT = bloom_contains_sel
 );
 CREATE OPERATOR <@ (
 	LEFTARG = anycompatible, RIGHTARG = bloom, FUNCTION = bloom_contained_by,
-	COMMUTATOR = @>
+	COMMUTATOR = @>, RESTRICT = bloom_contains_sel
 );
 CREATE OPERATOR + (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_add

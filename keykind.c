@@ -471,6 +471,23 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 	key->typid = typid;
 }
 
+bool
+KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation)
+{
+	Oid			basetype = getBaseType(typid);
+
+	memset(key, 0, sizeof(*key));
+	key->kind = BuiltinKeyKind(basetype);
+	if (key->kind == BF_KIND_OTHER ||
+		(type_is_collatable(basetype) && OidIsValid(collation) &&
+		 !get_collation_isdeterministic(collation)))
+		return false;
+	key->basetype = basetype;
+	key->collation = collation;
+	key->typid = typid;
+	return true;
+}
+
 KeyType *
 KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid)
 {
