@@ -7,7 +7,7 @@
 # after scripts/test.sh); installs the server of pg_config's PostgreSQL
 # major if it is missing.  Prints one "ok - ..." or "not ok - ..." line per
 # check, "#" lines of context, and last "N passed, N failed"; exits non-zero
-# if a check failed.  Takes about 1.5 minutes on a busy 2-core machine.
+# if a check failed.  Takes about 2 minutes on a busy 2-core machine.
 set -u
 
 STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
