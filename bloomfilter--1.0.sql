@@ -93,6 +93,9 @@ COMMENT ON FUNCTION bloom_contains_support(internal) IS 'planner support of bloo
 CREATE FUNCTION bloom_contains_sel(internal, oid, internal, integer) RETURNS double precision
 	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_contains_sel(internal, oid, internal, integer) IS 'restriction selectivity of @> and <@';
+CREATE FUNCTION bloom_add_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add_support(internal) IS 'planner support of bloom_add and bloom_add_all: in-place updates of PL/pgSQL variables (PostgreSQL 18)';
 
 -- ---------------------------------------------------------------------
 -- Construction, adding and probing
@@ -104,7 +107,8 @@ COMMENT ON FUNCTION bloom_empty(bigint, double precision) IS 'empty filter sized
 
 -- Not STRICT: adding NULL must return the filter, not lose it.
 CREATE FUNCTION bloom_add(bloom, anycompatible) RETURNS bloom
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE
+	SUPPORT bloom_add_support;
 COMMENT ON FUNCTION bloom_add(bloom, anycompatible) IS 'filter with the value added';
 
 CREATE FUNCTION bloom_contains(bloom, anycompatible) RETURNS boolean
@@ -119,7 +123,8 @@ COMMENT ON FUNCTION bloom_contained_by(anycompatible, bloom) IS 'bloom_contains 
 
 -- Not STRICT, like bloom_add; NULL elements are skipped.
 CREATE FUNCTION bloom_add_all(bloom, anycompatiblearray) RETURNS bloom
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE
+	SUPPORT bloom_add_support;
 COMMENT ON FUNCTION bloom_add_all(bloom, anycompatiblearray) IS 'filter with every array element added, in one pass';
 
 CREATE FUNCTION bloom_contains_all(bloom, anycompatiblearray) RETURNS boolean

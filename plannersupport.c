@@ -1,9 +1,10 @@
 /*-------------------------------------------------------------------------
  *
  * plannersupport.c
- *	  What the planner learns about a probe: the selectivity of
- *	  bloom_contains(f, x), f @> x and x <@ f (one estimate for all three),
- *	  and the cost of one call.
+ *	  What the planner learns about the extension's functions: the
+ *	  selectivity of bloom_contains(f, x), f @> x and x <@ f (one estimate
+ *	  for all three) and the cost of one call; and, from PostgreSQL 18 on,
+ *	  that bloom_add and bloom_add_all may change their filter in place.
  *
  * Selectivity
  * -----------
@@ -245,6 +246,32 @@ bloom_contains_support(PG_FUNCTION_ARGS)
 			: 0;
 		PG_RETURN_POINTER(req);
 	}
+	PG_RETURN_POINTER(NULL);
+}
+
+PG_FUNCTION_INFO_V1(bloom_add_support);
+/*
+ * Planner support of bloom_add and bloom_add_all: in an assignment
+ * f := bloom_add(f, x), PL/pgSQL (from PostgreSQL 18 on) may hand f over
+ * read-write, so that the filter is changed in place (bloomexpanded.c)
+ * instead of copied per key.  Only when f is the variable assigned to.
+ */
+Datum
+bloom_add_support(PG_FUNCTION_ARGS)
+{
+#if PG_VERSION_NUM >= 180000
+	Node	   *request = (Node *) PG_GETARG_POINTER(0);
+
+	if (IsA(request, SupportRequestModifyInPlace))
+	{
+		SupportRequestModifyInPlace *req = (SupportRequestModifyInPlace *) request;
+		Param	   *filter = (Param *) linitial(req->args);
+
+		if (filter != NULL && IsA(filter, Param) &&
+			filter->paramkind == PARAM_EXTERN && filter->paramid == req->paramid)
+			PG_RETURN_POINTER(filter);
+	}
+#endif
 	PG_RETURN_POINTER(NULL);
 }
 
