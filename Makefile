@@ -6,7 +6,7 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o hashbuf.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o handover.o
+	bloom_agg.o handover.o hashspill.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
@@ -28,7 +28,7 @@ include $(PGXS)
 SHLIB_LINK += -lm
 
 CORE_HEADERS = bloom.h bf_port.h hashbuf.h
-GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h
+GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.

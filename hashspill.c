@@ -1,0 +1,452 @@
+/*-------------------------------------------------------------------------
+ *
+ * hashspill.c
+ *	  Temporary files for the hashes of a self-sizing bloom_agg state that
+ *	  outgrow its memory budget: the budget, partitions by top bits, the
+ *	  count of distinct hashes partition by partition, and reading them
+ *	  back in order.
+ *
+ * Why the hashes can wait on disk
+ * -------------------------------
+ * The filter of a self-sizing bloom_agg depends only on the set of distinct
+ * hashes and the number of rows: its size on how many distinct hashes there
+ * are, its bits on which they are.  Neither depends on the order of the
+ * hashes or on where they were kept meanwhile.  So a state that would exceed
+ * its budget writes hashes to a temporary file, the final function reads
+ * them back, and the filter is bit for bit the one built in memory.
+ *
+ * Partitions by top bits
+ * ----------------------
+ * The hashes are written in partitions by their top bits, so equal hashes
+ * always meet in the same one: the distinct hashes of the whole are the
+ * disjoint union of each partition's, and one partition at a time is loaded
+ * into the caller's buffer and de-duplicated.  A partition with more
+ * distinct hashes than half the buffer is split again by its next bits as
+ * it is read; hashes are de-duplicated whenever the buffer fills, so a
+ * partition of few distinct hashes among many duplicates is never split.
+ * Every split consumes bits, and hashes sharing all 64 are one value, so
+ * splitting ends.  (This is hashed aggregation's own scheme, nodeAgg.c,
+ * with hashes for tuples.)
+ *
+ * Counting leaves the distinct hashes on one more tape, in the order of
+ * their top bits, which is the order of the filter's blocks (bf_block_of):
+ * the final function sizes the filter, gives the buffer back, and inserts
+ * them reading that tape in small chunks, so that at the end memory holds
+ * the filter and little else.  The same tape, read into a parallel worker's
+ * message, is what the leader's count wants: distinct and grouped.
+ *
+ * One file of tapes
+ * -----------------
+ * The partitions are logical tapes in one temporary file (logtape.c, as
+ * sorts and hashed aggregation use): one file to create however many
+ * partitions there are, and a tape's blocks are recycled as it is read, so
+ * that counting, which reads every partition and writes the distinct
+ * hashes, needs little more disk than the hashes written.  Hashes go to
+ * their partitions through a small staging array per partition, in one
+ * linear pass.
+ *
+ * Memory
+ * ------
+ * A state's budget is work_mem, or hash_mem for a group of a hashed GROUP BY
+ * (HashSpillBudget): three quarters for the hashes it holds, a quarter for
+ * the buffers of the tapes a split writes (8 kB each, and its staging
+ * array), which sets how many partitions a split makes.  The file is made
+ * when first written, so a state that never exceeds its budget, like each
+ * small group of a GROUP BY, has none.
+ *
+ * Files and errors
+ * ----------------
+ * The file is a BufFile, registered with the resource owner that runs the
+ * query, which closes and removes it when a transaction or subtransaction
+ * aborts; the tapes' memory is the state's.  Otherwise the file is closed
+ * just before the aggregate resets the state's memory (AggRegisterCallback):
+ * at the next group, a rescan or the end of the query.  A window aggregate
+ * offers no such callback, so its states never spill.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "commands/tablespace.h"
+#include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "utils/logtape.h"
+
+#include "hashbuf.h"
+#include "hashspill.h"
+
+/* The widest split: 1024 partitions, as many as hashed aggregation makes. */
+#define SPILL_MAX_BITS 10
+
+/* Hashes staged per partition before they are written to its tape. */
+#define STAGE_HASHES 64
+
+/*
+ * Memory of a partition being written: its tape's 8 kB buffer, the list of
+ * blocks the tape set reserves for it (up to 128), its staging array.
+ */
+#define PARTITION_BYTES (BLCKSZ + 128 * sizeof(long) + STAGE_HASHES * sizeof(uint64))
+
+/* Read buffer of a tape that is counted: a few blocks per read. */
+#define READ_BUFFER_BYTES (4 * BLCKSZ)
+
+/* Fewest hashes a state holds in memory, whatever its budget. */
+#define MIN_BUFFER_HASHES 1024
+
+struct HashSpill
+{
+	MemoryContext context;		/* of the tapes and all else here */
+	LogicalTapeSet *tapes;		/* NULL until the first write */
+	int			split_bits;		/* a split makes 2^split_bits partitions */
+	uint64	   *staging;		/* STAGE_HASHES per partition of a split */
+	LogicalTape **partitions;	/* by top split_bits bits; NULL until written */
+	uint64	   *written;		/* hashes on each, duplicates included */
+	bool		read_raw;		/* partitions were read back, uncounted */
+
+	/* HashSpillCount's result: the distinct hashes, in order */
+	bool		counted;
+	LogicalTape *distinct;
+	uint64		ndistinct;
+
+	/* reading back */
+	int			reading;		/* partition being read, before counting */
+	uint64		unread;			/* hashes left on it, or on "distinct" */
+};
+
+Size
+HashSpillBudget(FunctionCallInfo fcinfo)
+{
+	AggState   *aggstate;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return 0;
+	aggstate = (AggState *) fcinfo->context;
+	if (aggstate->aggstrategy == AGG_HASHED ||
+		(aggstate->aggstrategy == AGG_MIXED &&
+		 aggstate->curaggcontext == aggstate->hashcontext))
+		return get_hash_memory_limit();
+	return (Size) work_mem * 1024;
+}
+
+Size
+HashSpillBufferHashes(Size budget)
+{
+	return Max(budget / 4 * 3 / sizeof(uint64), MIN_BUFFER_HASHES);
+}
+
+/* The widest split whose partitions take at most a quarter of budget. */
+static int
+SplitBits(Size budget)
+{
+	Size		partitions = budget / 4 / PARTITION_BYTES;
+	int			bits = 1;
+
+	while (bits < SPILL_MAX_BITS && ((Size) 2 << bits) <= partitions)
+		bits++;
+	return bits;
+}
+
+/* The partition of hash among 2^bits, by the bits below its top "shift". */
+static inline uint64
+PartitionOf(uint64 hash, int shift, int bits)
+{
+	Assert(shift >= 0 && bits >= 1 && shift + bits <= 64);
+	return (hash << shift) >> (64 - bits);
+}
+
+/*
+ * The tape functions allocate their buffers in the current memory context,
+ * so every call is made in the spill's.
+ */
+static void
+WriteHashes(LogicalTape *tape, const uint64 *hashes, Size n)
+{
+	LogicalTapeWrite(tape, unconstify(uint64 *, hashes), n * sizeof(uint64));
+}
+
+static void
+ReadHashes(LogicalTape *tape, uint64 *hashes, Size n)
+{
+	size_t		bytes = LogicalTapeRead(tape, hashes, n * sizeof(uint64));
+
+	if (bytes != n * sizeof(uint64))
+		ereport(ERROR,
+				(errcode_for_file_access(),
+				 errmsg("could not read from bloom_agg temporary file: read only %zu of %zu bytes",
+						bytes, n * sizeof(uint64))));
+}
+
+/*
+ * Appends hashes, which share their top "shift" bits, to the 2^bits tapes
+ * of a split by their next bits, making tapes as they are first needed,
+ * through the staging arrays, which are empty again on return.
+ */
+static void
+WriteSplit(HashSpill *spill, LogicalTape **tapes, uint64 *written,
+		   int shift, int bits, const uint64 *hashes, Size n)
+{
+	int			staged[1 << SPILL_MAX_BITS];
+	uint64		nparts = (uint64) 1 << bits;
+
+	Assert(bits <= spill->split_bits);
+	memset(staged, 0, sizeof(int) * nparts);
+	for (Size i = 0; i < n; i++)
+	{
+		uint64		part = PartitionOf(hashes[i], shift, bits);
+		uint64	   *stage = spill->staging + part * STAGE_HASHES;
+
+		stage[staged[part]++] = hashes[i];
+		if (staged[part] < STAGE_HASHES)
+			continue;
+		if (tapes[part] == NULL)
+			tapes[part] = LogicalTapeCreate(spill->tapes);
+		WriteHashes(tapes[part], stage, STAGE_HASHES);
+		written[part] += STAGE_HASHES;
+		staged[part] = 0;
+	}
+	for (uint64 part = 0; part < nparts; part++)
+	{
+		if (staged[part] == 0)
+			continue;
+		if (tapes[part] == NULL)
+			tapes[part] = LogicalTapeCreate(spill->tapes);
+		WriteHashes(tapes[part], spill->staging + part * STAGE_HASHES, staged[part]);
+		written[part] += staged[part];
+	}
+}
+
+/* Closes the file, as the state's memory (the tapes') is about to go. */
+static void
+CloseFile(Datum arg)
+{
+	HashSpill  *spill = (HashSpill *) DatumGetPointer(arg);
+
+	if (spill->tapes != NULL)
+		LogicalTapeSetClose(spill->tapes);
+	spill->tapes = NULL;
+}
+
+HashSpill *
+HashSpillCreate(FunctionCallInfo fcinfo, MemoryContext context, Size budget)
+{
+	HashSpill  *spill = MemoryContextAllocZero(context, sizeof(HashSpill));
+	Size		nparts;
+
+	spill->context = context;
+	spill->split_bits = SplitBits(budget);
+	nparts = (Size) 1 << spill->split_bits;
+	spill->partitions = MemoryContextAllocZero(context, sizeof(LogicalTape *) * nparts);
+	spill->written = MemoryContextAllocZero(context, sizeof(uint64) * nparts);
+	spill->staging = MemoryContextAlloc(context, sizeof(uint64) * STAGE_HASHES * nparts);
+	AggRegisterCallback(fcinfo, CloseFile, PointerGetDatum(spill));
+	return spill;
+}
+
+void
+HashSpillWrite(HashSpill *spill, const uint64 *hashes, Size n)
+{
+	MemoryContext old;
+
+	/* reading a tape ends its writing */
+	if (spill->counted || spill->read_raw)
+		elog(ERROR, "bloom_agg state spilled hashes after reading them back");
+	if (n == 0)
+		return;
+	old = MemoryContextSwitchTo(spill->context);
+	if (spill->tapes == NULL)
+	{
+		PrepareTempTablespaces();	/* honour temp_tablespaces */
+		spill->tapes = LogicalTapeSetCreate(true, NULL, -1);
+	}
+	WriteSplit(spill, spill->partitions, spill->written, 0, spill->split_bits, hashes, n);
+	MemoryContextSwitchTo(old);
+}
+
+/*
+ * Bits of the split of a partition of n hashes that share their top
+ * "shift" bits: enough for parts of half a buffer each, within the budget
+ * and the bits there are.
+ */
+static int
+SplitOfPartition(const HashSpill *spill, uint64 n, int shift, Size room)
+{
+	int			bits = 1;
+
+	while (bits < spill->split_bits && bits < 64 - shift && (n >> bits) > room / 2)
+		bits++;
+	return bits;
+}
+
+/*
+ * Appends the distinct hashes of one partition of n hashes, which share
+ * their top "shift" bits, to "out", in the order of their top bits, and
+ * returns how many there are.  The partition's tape is closed once read,
+ * its blocks free for the tapes written meanwhile.  A partition that fits
+ * in half the buffer is de-duplicated with the other half as scratch space;
+ * a larger one as the buffer fills, split if it must be (see the file's
+ * header).
+ */
+static uint64
+CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
+			   uint64 *buffer, Size room, LogicalTape *out)
+{
+	LogicalTape **parts = NULL;
+	uint64	   *written = NULL;
+	int			bits = 0;
+	uint64		left = n;
+	Size		held = 0;
+	uint64		distinct = 0;
+
+	check_stack_depth();
+	LogicalTapeRewindForRead(tape, READ_BUFFER_BYTES);
+	if (n <= room / 2)
+	{
+		ReadHashes(tape, buffer, n);
+		LogicalTapeClose(tape);
+		held = bf_distinct_hashes(buffer, n, buffer + n);
+		if (held <= BF_UNGROUPED_DISTINCT_MAX)	/* then in no order */
+			bf_group_hashes(buffer, held);
+		WriteHashes(out, buffer, held);
+		return held;
+	}
+
+	while (left > 0)
+	{
+		Size		take = (Size) Min((uint64) (room - held), left);
+
+		CHECK_FOR_INTERRUPTS();
+		ReadHashes(tape, buffer + held, take);
+		held += take;
+		left -= take;
+		if (held < room)
+			continue;
+		held = bf_distinct_hashes(buffer, held, NULL);
+		if (held <= room / 2)
+			continue;
+
+		/*
+		 * Too many distinct hashes to go on: this partition is split by its
+		 * next bits.  They differ, so not all 64 bits are shared yet.
+		 */
+		if (parts == NULL)
+		{
+			Assert(shift < 64);
+			bits = SplitOfPartition(spill, n, shift, room);
+			parts = palloc0(sizeof(LogicalTape *) << bits);
+			written = palloc0(sizeof(uint64) << bits);
+		}
+		WriteSplit(spill, parts, written, shift, bits, buffer, held);
+		held = 0;
+	}
+	LogicalTapeClose(tape);
+	held = bf_distinct_hashes(buffer, held, NULL);
+	if (parts == NULL)
+	{
+		if (held <= BF_UNGROUPED_DISTINCT_MAX)
+			bf_group_hashes(buffer, held);
+		WriteHashes(out, buffer, held);
+		return held;
+	}
+
+	WriteSplit(spill, parts, written, shift, bits, buffer, held);
+	for (uint64 p = 0; p < ((uint64) 1 << bits); p++)
+		if (parts[p] != NULL)
+			distinct += CountPartition(spill, parts[p], written[p], shift + bits,
+									   buffer, room, out);
+	pfree(parts);
+	pfree(written);
+	return distinct;
+}
+
+uint64
+HashSpillCount(HashSpill *spill, uint64 *buffer, Size room)
+{
+	MemoryContext old;
+	uint64		distinct = 0;
+
+	if (spill->counted)
+		return spill->ndistinct;
+	if (spill->read_raw)
+		elog(ERROR, "bloom_agg state counted after reading its hashes back");
+	spill->counted = true;
+	if (spill->tapes == NULL)
+		return 0;
+	Assert(room >= 2);
+	old = MemoryContextSwitchTo(spill->context);
+	spill->distinct = LogicalTapeCreate(spill->tapes);
+	for (int p = 0; p < (1 << spill->split_bits); p++)
+	{
+		LogicalTape *tape = spill->partitions[p];
+
+		if (tape == NULL)
+			continue;
+		spill->partitions[p] = NULL;	/* CountPartition closes it */
+		distinct += CountPartition(spill, tape, spill->written[p], spill->split_bits,
+								   buffer, room, spill->distinct);
+		spill->written[p] = 0;
+	}
+	/* read as often as asked: its blocks are kept */
+	if (distinct > 0)
+		LogicalTapeFreeze(spill->distinct, NULL);
+	MemoryContextSwitchTo(old);
+	spill->ndistinct = distinct;
+	return distinct;
+}
+
+void
+HashSpillRewind(HashSpill *spill)
+{
+	spill->reading = -1;
+	spill->unread = 0;
+	if (spill->counted)
+	{
+		if (spill->ndistinct > 0)
+		{
+			MemoryContext old = MemoryContextSwitchTo(spill->context);
+
+			LogicalTapeRewindForRead(spill->distinct, BLCKSZ);
+			MemoryContextSwitchTo(old);
+		}
+		spill->unread = spill->ndistinct;
+	}
+	else
+		spill->read_raw = true;
+}
+
+Size
+HashSpillRead(HashSpill *spill, uint64 *buffer, Size room)
+{
+	MemoryContext old = MemoryContextSwitchTo(spill->context);
+	LogicalTape *tape = spill->distinct;
+	Size		take;
+
+	if (!spill->counted)
+	{
+		/* each partition in turn, read once: its blocks are freed */
+		while (spill->unread == 0)
+		{
+			if (spill->reading >= 0 && spill->partitions[spill->reading] != NULL)
+			{
+				LogicalTapeClose(spill->partitions[spill->reading]);
+				spill->partitions[spill->reading] = NULL;
+			}
+			if (spill->reading + 1 >= (1 << spill->split_bits))
+			{
+				MemoryContextSwitchTo(old);
+				return 0;
+			}
+			tape = spill->partitions[++spill->reading];
+			if (tape == NULL)
+				continue;
+			LogicalTapeRewindForRead(tape, READ_BUFFER_BYTES);
+			spill->unread = spill->written[spill->reading];
+		}
+		tape = spill->partitions[spill->reading];
+	}
+	take = (Size) Min((uint64) room, spill->unread);
+	if (take > 0)
+		ReadHashes(tape, buffer, take);
+	spill->unread -= take;
+	MemoryContextSwitchTo(old);
+	return take;
+}
