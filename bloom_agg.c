@@ -6,8 +6,9 @@
  *	  functions that parallel plans need.  In sections: the hash buffer's
  *	  memory, what to do with a full buffer, the transition, final and
  *	  combine, serialize and deserialize, then the set aggregates.
- *	  De-duplication itself is the core's (hashbuf.c); the parallel leader's
- *	  hand-over of its own state is handover.c's.
+ *	  De-duplication itself is the core's (hashbuf.c); the temporary file
+ *	  of a state past its memory budget is hashspill.c's; the parallel
+ *	  leader's hand-over of its own state is handover.c's.
  *
  * bloom_agg collects hashes, not bits
  * -----------------------------------
@@ -17,6 +18,15 @@
  * buffer is de-duplicated and the filter sized for what is left.
  * While running, a full buffer is de-duplicated in place before it is grown,
  * so duplicates cost no memory.
+ *
+ * Past its memory budget (work_mem, or hash_mem in a hashed GROUP BY) a
+ * self-sizing state de-duplicates its buffer and, unless that halved it,
+ * writes it to a temporary file (hashspill.c) and starts afresh.  The final
+ * function counts the distinct hashes on disk partition by partition, gives
+ * its buffer back, and inserts them from the file into the filter, which
+ * is the one built in memory bit for bit: it depends only on the set of
+ * hashes and the count of rows.  Only a group whose own hashes exceed the
+ * budget opens a file.
  *
  * The fixed form (capacity given) switches to the filter's bits as soon as
  * its hashes would take more room than the bits.  A GROUP BY with many small
@@ -34,6 +44,11 @@
  * inserts each buffer, so that its serial share of the work is a count and
  * an insert, with nothing merged or copied.  The leader's own partial
  * state does not even travel: handover.c passes it in memory.
+ *
+ * A spilled state travels as its distinct hashes, read from its file into
+ * the message, or, the leader's own, is handed over with its file and read
+ * into the combining state.  A combining state whose buffers exceed the
+ * budget writes them to its own file, freeing those received in messages.
  *
  *-------------------------------------------------------------------------
  */
@@ -53,6 +68,7 @@
 #include "bloomvalue.h"
 #include "handover.h"
 #include "hashbuf.h"
+#include "hashspill.h"
 
 /*
  * Hashes the fixed form buffers, once it holds bits, before inserting them:
@@ -101,6 +117,9 @@
 /* Hashes beyond which de-duplication is worth a scratch buffer. */
 #define SCRATCH_FROM 65536
 
+/* Hashes a spilled state's final function inserts per read from its file. */
+#define INSERT_CHUNK 8192
+
 /* Room before the hashes in a serialised state, for its other fields. */
 #define SERIAL_HEADER_ROOM 64
 
@@ -144,6 +163,20 @@ typedef struct BloomAggState
 	bool		distinct;		/* hashes are de-duplicated and grouped */
 	bool		one_group;		/* of an ungrouped aggregate (AllocFilledOnce) */
 
+	/*
+	 * Self-sizing forms in an Agg node: the memory budget in bytes
+	 * (HashSpillBudget), the most hashes kept in memory within it, and the
+	 * temporary file past it, NULL until the buffer first spills.  budget
+	 * and spill_at are 0 for the fixed form and in a window aggregate, which
+	 * never spill.
+	 */
+	Size		budget;
+	Size		spill_at;
+	HashSpill  *spill;
+
+	/* Made by bloom_agg_deserialize: a combine may free its buffer. */
+	bool		from_message;
+
 	/* Fixed form only: the bits, once they are smaller than the hashes. */
 	Bloom	   *filter;
 
@@ -156,10 +189,12 @@ typedef struct BloomAggState
 	 * rescan or the end of its node resets, and those reach this state's
 	 * aggregate first.  The final function counts their union group by
 	 * group and inserts each as it is, since adding a hash twice changes
-	 * nothing; nothing merges or copies them.
+	 * nothing; nothing merges or copies them.  A run from a message is this
+	 * state's to free once it has copied or spilled it (run_blocks).
 	 */
 	const uint64 **runs;
 	Size	   *run_lengths;
+	void	  **run_blocks;		/* a run's allocation if this state frees it */
 	int			nruns;
 	int			maxruns;
 } BloomAggState;
@@ -282,6 +317,18 @@ AllocFilledOnce(const BloomAggState *state, Size n, void **block)
 	return (uint64 *) raw;
 }
 
+/*
+ * Whether scratch space for n hashes fits in the state's budget next to its
+ * buffer.  Scratch only speeds things up, so past the budget, work is done in
+ * place instead.
+ */
+static bool
+ScratchFits(const BloomAggState *state, Size n)
+{
+	return state->spill_at == 0 ||
+		(state->nhashes + n) * sizeof(uint64) <= state->budget;
+}
+
 /* Makes "hashes", in allocation "block", the state's buffer, freeing the old one. */
 static void
 ReplaceHashes(BloomAggState *state, uint64 *hashes, void *block, Size allocated)
@@ -306,6 +353,9 @@ GrowHashes(BloomAggState *state, Size wanted)
 {
 	Size		newmax = Max(Max(wanted, MIN_HASHES), state->maxhashes + state->maxhashes / 2);
 
+	/* a state that spills grows no further than its budget */
+	if (state->spill_at > 0 && newmax > state->spill_at && wanted <= state->spill_at)
+		newmax = state->spill_at;
 	if (newmax > MaxAllocHugeSize / sizeof(uint64))
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -369,6 +419,8 @@ ReserveHashes(BloomAggState *state, double expected)
 		return;
 	expected *= RESERVE_MARGIN;
 	reserve = expected < MAX_RESERVED ? (Size) expected : MAX_RESERVED;
+	if (state->spill_at > 0)
+		reserve = Min(reserve, state->spill_at);
 	if (state->capacity > 0)
 		reserve = Min(reserve, FixedFilterBytes(state) / sizeof(uint64));
 	state->hashes = AllocFilledOnce(state, reserve, &state->hashes_block);
@@ -402,7 +454,7 @@ DistinctHashes(BloomAggState *state, bool at_end)
 	 * rows come in the state stays at 8 bytes per value.  The distinct
 	 * hashes usually end up in it, and then it becomes the buffer.
 	 */
-	if (at_end && room > SCRATCH_FROM)
+	if (at_end && room > SCRATCH_FROM && ScratchFits(state, room))
 		scratch = AllocFilledOnce(state, room, &scratch_block);
 	state->nhashes = bf_distinct_hashes_placed(state->hashes, room, scratch, &placed);
 	if (placed == scratch)
@@ -453,12 +505,48 @@ MaterializeFilter(BloomAggState *state)
 	ReplaceHashes(state, pending, pending, state->maxhashes);
 }
 
+/* Makes a spilling state's temporary file, registered with its aggregate. */
+static void
+StartSpilling(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	if (state->spill != NULL)
+		return;
+	elog(DEBUG1, "bloom_agg state spills its hashes to a temporary file");
+	state->spill = HashSpillCreate(fcinfo, state->aggcontext, state->budget);
+}
+
 /*
- * Makes room for at least one more hash: flushes into the filter, drops
- * duplicates, switches to bits, or grows, whichever fits the state.
+ * A self-sizing state at its budget writes its buffer to its temporary
+ * file and empties it ("all": whatever it holds).  It de-duplicates the
+ * buffer first, the first time and whenever duplicates have shown, and
+ * keeps it if that halved it, so that a column of few distinct values never
+ * touches disk.  A buffer of distinct values is written as it is: the
+ * final function de-duplicates what is on disk anyway.
  */
 static void
-MakeRoom(BloomAggState *state, Size incoming)
+SpillHashes(FunctionCallInfo fcinfo, BloomAggState *state, bool all)
+{
+	Size		before = state->nhashes;
+
+	if (state->spill == NULL || state->had_duplicates)
+	{
+		DistinctHashes(state, false);
+		state->had_duplicates |= AtMostThreeQuarters(state->nhashes, before);
+		if (!all && state->nhashes <= state->spill_at / 2)
+			return;
+	}
+	StartSpilling(fcinfo, state);
+	HashSpillWrite(state->spill, state->hashes, state->nhashes);
+	state->nhashes = 0;
+	state->distinct = true;
+}
+
+/*
+ * Makes room for at least one more hash: flushes into the filter, drops
+ * duplicates, spills, switches to bits, or grows, whichever fits the state.
+ */
+static void
+MakeRoom(FunctionCallInfo fcinfo, BloomAggState *state, Size incoming)
 {
 	if (state->nhashes + incoming <= state->maxhashes)
 		return;
@@ -475,6 +563,12 @@ MakeRoom(BloomAggState *state, Size incoming)
 		if (incoming <= state->maxhashes)
 			return;
 		FlushHashes(state);
+	}
+	else if (state->spill_at > 0 && state->nhashes + incoming > state->spill_at)
+	{
+		SpillHashes(fcinfo, state, false);
+		if (state->nhashes + incoming <= state->maxhashes)
+			return;
 	}
 	else if (state->capacity == 0 && state->nhashes >= state->compact_at)
 	{
@@ -494,10 +588,10 @@ MakeRoom(BloomAggState *state, Size incoming)
 }
 
 static inline void
-AppendHash(BloomAggState *state, uint64 hash)
+AppendHash(FunctionCallInfo fcinfo, BloomAggState *state, uint64 hash)
 {
 	if (state->nhashes == state->maxhashes)
-		MakeRoom(state, 1);
+		MakeRoom(fcinfo, state, 1);
 	state->hashes[state->nhashes++] = hash;
 	state->distinct = false;
 }
@@ -544,6 +638,12 @@ NewAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, MemoryContext a
 	state->compact_at = FIRST_COMPACTION_AT;
 	state->distinct = true;
 	state->one_group = UngroupedAggregate(fcinfo);
+	if (capacity == 0)
+	{
+		state->budget = HashSpillBudget(fcinfo);
+		if (state->budget > 0)
+			state->spill_at = HashSpillBufferHashes(state->budget);
+	}
 	return state;
 }
 
@@ -600,7 +700,7 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	AppendHash(state, KeyHashInline(state->key, PG_GETARG_DATUM(1), 0));
+	AppendHash(fcinfo, state, KeyHashInline(state->key, PG_GETARG_DATUM(1), 0));
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }
@@ -672,15 +772,20 @@ ConcatenateRuns(BloomAggState *state)
 		memcpy(state->hashes + state->nhashes, state->runs[r],
 			   state->run_lengths[r] * sizeof(uint64));
 		state->nhashes += state->run_lengths[r];
+		if (state->run_blocks[r] != NULL)
+			pfree(state->run_blocks[r]);
 	}
 	if (state->nruns > 0)
 		state->distinct = false;
 	state->nruns = 0;
 }
 
-/* Keeps another state's hashes as a run (self-sizing combine). */
+/*
+ * Keeps another state's hashes as a run (self-sizing combine).  block, if
+ * not NULL, is their allocation, which this state then frees when done.
+ */
 static void
-AddRun(BloomAggState *into, const uint64 *hashes, Size n)
+AddRun(BloomAggState *into, const uint64 *hashes, Size n, void *block)
 {
 	if (n == 0)
 		return;
@@ -704,17 +809,123 @@ AddRun(BloomAggState *into, const uint64 *hashes, Size n)
 		{
 			into->runs = MemoryContextAlloc(into->aggcontext, newmax * sizeof(uint64 *));
 			into->run_lengths = MemoryContextAlloc(into->aggcontext, newmax * sizeof(Size));
+			into->run_blocks = MemoryContextAlloc(into->aggcontext, newmax * sizeof(void *));
 		}
 		else
 		{
 			into->runs = repalloc(into->runs, newmax * sizeof(uint64 *));
 			into->run_lengths = repalloc(into->run_lengths, newmax * sizeof(Size));
+			into->run_blocks = repalloc(into->run_blocks, newmax * sizeof(void *));
 		}
 		into->maxruns = newmax;
 	}
 	into->runs[into->nruns] = hashes;
 	into->run_lengths[into->nruns] = n;
+	into->run_blocks[into->nruns] = block;
 	into->nruns++;
+}
+
+/* Hashes a state holds in memory: its buffer's and its runs'. */
+static Size
+HashesInMemory(const BloomAggState *state)
+{
+	Size		total = state->nhashes;
+
+	for (int r = 0; r < state->nruns; r++)
+		total += state->run_lengths[r];
+	return total;
+}
+
+/* Writes a combined state's runs to its temporary file, freeing its own. */
+static void
+SpillRuns(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	if (state->nruns == 0)
+		return;
+	StartSpilling(fcinfo, state);
+	for (int r = 0; r < state->nruns; r++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		HashSpillWrite(state->spill, state->runs[r], state->run_lengths[r]);
+		if (state->run_blocks[r] != NULL)
+			pfree(state->run_blocks[r]);
+	}
+	state->nruns = 0;
+}
+
+/* Copies hashes into the state's buffer, making room as the transition does. */
+static void
+AppendHashes(FunctionCallInfo fcinfo, BloomAggState *state, const uint64 *hashes, Size n)
+{
+	while (n > 0)
+	{
+		Size		take;
+
+		if (state->nhashes == state->maxhashes)
+			MakeRoom(fcinfo, state, 1);
+		take = Min(n, state->maxhashes - state->nhashes);
+		memcpy(state->hashes + state->nhashes, hashes, take * sizeof(uint64));
+		state->nhashes += take;
+		state->distinct = false;
+		hashes += take;
+		n -= take;
+	}
+}
+
+/*
+ * Combines a spilled state, the parallel leader's own handed over with its
+ * file: its hashes are read into this state's buffer, which spills them in
+ * turn as it fills.  The other state is used no more.
+ */
+static void
+TakeSpilledState(FunctionCallInfo fcinfo, BloomAggState *into, const BloomAggState *from)
+{
+	AppendHashes(fcinfo, into, from->hashes, from->nhashes);
+	for (int r = 0; r < from->nruns; r++)
+		AppendHashes(fcinfo, into, from->runs[r], from->run_lengths[r]);
+	HashSpillRewind(from->spill);
+	for (;;)
+	{
+		Size		got;
+
+		CHECK_FOR_INTERRUPTS();
+		if (into->nhashes == into->maxhashes)
+			MakeRoom(fcinfo, into, 1);
+		got = HashSpillRead(from->spill, into->hashes + into->nhashes,
+							into->maxhashes - into->nhashes);
+		if (got == 0)
+			break;
+		into->nhashes += got;
+		into->distinct = false;
+	}
+}
+
+/*
+ * The number of distinct hashes of a spilled state.  What it holds in
+ * memory goes to its file first, and its buffer, at its budget, serves to
+ * count them; it is given back afterwards, as what comes next (the filter,
+ * or a message) needs the memory more.
+ */
+static uint64
+CountSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	uint64		distinct;
+
+	SpillRuns(fcinfo, state);
+	if (state->nhashes > 0)
+		SpillHashes(fcinfo, state, true);
+	if (state->allocated < state->spill_at)
+	{
+		uint64	   *buffer;
+
+		ReplaceHashes(state, NULL, NULL, 0);
+		buffer = MemoryContextAllocHuge(state->aggcontext, state->spill_at * sizeof(uint64));
+		ReplaceHashes(state, buffer, buffer, state->spill_at);
+	}
+	distinct = HashSpillCount(state->spill, state->hashes, state->spill_at);
+	ReplaceHashes(state, NULL, NULL, 0);
+	state->maxhashes = 0;
+	return distinct;
 }
 
 /*
@@ -786,11 +997,41 @@ CountDistinct(BloomAggState *state)
 	return state->nhashes;
 }
 
+/*
+ * The filter of a spilled self-sizing state: sized for the count of its
+ * distinct hashes, which are then read from its file in small chunks, in
+ * the order of the filter's blocks.
+ */
+static Bloom *
+FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	uint64		distinct = CountSpilled(fcinfo, state);
+	BfHeader	header;
+	Bloom	   *bloom;
+	uint64	   *chunk;
+	Size		n;
+
+	SizeFilter(Max((int64) distinct, 1), state->fpr, &header);
+	header.inserted = distinct;
+	bloom = BloomAlloc(&header);
+	chunk = palloc(INSERT_CHUNK * sizeof(uint64));
+	HashSpillRewind(state->spill);
+	while ((n = HashSpillRead(state->spill, chunk, INSERT_CHUNK)) > 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k, chunk, n);
+	}
+	pfree(chunk);
+	KindIntoHeader(state, &header);
+	BloomWriteHeader(bloom, &header);
+	return bloom;
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
  * Final function of every bloom_agg form.  It de-duplicates the state's
- * buffer in place, which changes nothing the state means, so it may run more
- * than once.
+ * buffer in place, or counts a spilled state's file, neither of which
+ * changes what the state means, so it may run more than once.
  */
 Datum
 bloom_agg_final(PG_FUNCTION_ARGS)
@@ -804,6 +1045,8 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
+	if (state->spill != NULL)
+		PG_RETURN_BLOOM_P(FinalFromSpill(fcinfo, state));
 	if (state->capacity == 0)
 	{
 		Size		distinct = CountDistinct(state);
@@ -842,7 +1085,9 @@ PG_FUNCTION_INFO_V1(bloom_agg_combine);
 /*
  * Combine function of every bloom_agg form (parallel plans).  It only reads
  * its second state, which may be the leader's own partial state, handed
- * over (HandOver): it never modifies, adopts or returns it.
+ * over (HandOver): it never modifies, adopts or returns it.  The one
+ * exception is a state deserialised from a message, used no more, whose
+ * buffer the combined state takes over, to free it once spilled.
  */
 Datum
 bloom_agg_combine(PG_FUNCTION_ARGS)
@@ -877,14 +1122,25 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	}
 	if (into->capacity == 0)
 	{
-		AddRun(into, from->hashes, from->nhashes);
-		for (int r = 0; r < from->nruns; r++)
-			AddRun(into, from->runs[r], from->run_lengths[r]);
+		if (from->spill != NULL)
+			TakeSpilledState(fcinfo, into, from);
+		else
+		{
+			/* a deserialised state is used no more: its buffer is into's */
+			AddRun(into, from->hashes, from->nhashes,
+				   from->from_message ? from->hashes_block : NULL);
+			if (from->from_message)
+				from->hashes_block = NULL;
+			for (int r = 0; r < from->nruns; r++)
+				AddRun(into, from->runs[r], from->run_lengths[r], NULL);
+		}
+		if (into->spill_at > 0 && HashesInMemory(into) > into->spill_at)
+			SpillRuns(fcinfo, into);
 		PG_RETURN_POINTER(into);
 	}
 	if (from->nhashes == 0)
 		PG_RETURN_POINTER(into);
-	MakeRoom(into, from->nhashes);
+	MakeRoom(fcinfo, into, from->nhashes);
 	memcpy(into->hashes + into->nhashes, from->hashes, from->nhashes * sizeof(uint64));
 	into->nhashes += from->nhashes;
 	into->distinct = false;
@@ -947,7 +1203,8 @@ GroupForHandOver(BloomAggState *state)
 	uint64	   *grouped = NULL;
 	void	   *block = NULL;
 
-	if (!state->distinct && !state->had_duplicates && state->nhashes > SCRATCH_FROM)
+	if (!state->distinct && !state->had_duplicates && state->nhashes > SCRATCH_FROM &&
+		ScratchFits(state, state->nhashes))
 		grouped = AllocFilledOnce(state, state->nhashes, &block);
 	if (grouped == NULL)
 	{
@@ -957,6 +1214,75 @@ GroupForHandOver(BloomAggState *state)
 	bf_group_hashes_into(state->hashes, state->nhashes, grouped);
 	ReplaceHashes(state, grouped, block, state->nhashes);
 	state->maxhashes = state->nhashes;
+}
+
+/* The ERROR for a state whose message would exceed a bytea's 1 GB. */
+static void
+CheckSerialisable(uint64 nhashes, Size filter_bytes)
+{
+	if (nhashes > MaxSerialisedHashes(filter_bytes))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bloom_agg state of " UINT64_FORMAT " distinct values is too large for a parallel plan",
+						nhashes),
+				 errhint("Run the query without parallelism: SET max_parallel_workers_per_gather = 0.")));
+}
+
+/*
+ * Writes a serialised state's fields before its nhashes hashes, padded to
+ * SERIAL_HEADER_ROOM, where the hashes start.
+ */
+static void
+SendStateFields(StringInfo buf, const BloomAggState *state, uint64 nhashes)
+{
+	pq_sendbyte(buf, AGG_STATE_VERSION);
+	pq_sendint64(buf, state->capacity);
+	pq_sendfloat8(buf, state->fpr);
+	pq_sendbyte(buf, state->key_kind);
+	pq_sendint32(buf, state->key_tag);
+	pq_sendbyte(buf, state->env_encoding);
+	pq_sendint32(buf, state->env_locale);
+	pq_sendint64(buf, (int64) state->rows);
+	pq_sendint64(buf, (int64) nhashes);
+	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
+	Assert(buf->len <= SERIAL_HEADER_ROOM);
+	enlargeStringInfo(buf, SERIAL_HEADER_ROOM - buf->len);
+	memset(buf->data + buf->len, 0, SERIAL_HEADER_ROOM - buf->len);
+	buf->len = SERIAL_HEADER_ROOM;
+}
+
+/*
+ * Serialises a spilled state: its distinct hashes, counted on disk, are
+ * read from its file straight into the message, grouped as the leader's
+ * count wants them (CountDistinct).  A worker's state reaches the leader
+ * whole, since a message is all a Gather passes; its memory is then the
+ * message's.
+ */
+static bytea *
+SerialiseSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	uint64		distinct = CountSpilled(fcinfo, state);
+	StringInfoData buf;
+	Size		left;
+	Size		n;
+
+	CheckSerialisable(distinct, 0);
+	pq_begintypsend(&buf);
+	enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + distinct * sizeof(uint64) + 1);
+	PreferHugePages(buf.data, buf.maxlen);
+	SendStateFields(&buf, state, distinct);
+	HashSpillRewind(state->spill);
+	left = distinct;
+	while ((n = HashSpillRead(state->spill, (uint64 *) (buf.data + buf.len), left)) > 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		buf.len += n * sizeof(uint64);
+		left -= n;
+	}
+	if (left != 0)
+		elog(ERROR, "bloom_agg temporary file holds fewer hashes than counted");
+	pq_sendbyte(&buf, false);	/* no filter: self-sizing */
+	return pq_endtypsend(&buf);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_serialize);
@@ -976,8 +1302,17 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	const Plan *consumer;
 
 	AggregateContext(fcinfo, "bloom_agg_serialize");
-	ConcatenateRuns(state);		/* a combined state, if ever serialised */
 	consumer = HandOverConsumer(fcinfo);
+	if (state->spill != NULL && consumer != NULL)
+	{
+		/* its file is read by the combining state (TakeSpilledState) */
+		elog(DEBUG1, "bloom_agg state of the parallel leader handed over with its temporary file");
+		PG_RETURN_BYTEA_P(HandOver(state, state->aggcontext, consumer,
+									 AGG_STATE_HANDED_OVER));
+	}
+	if (state->spill != NULL)
+		PG_RETURN_BYTEA_P(SerialiseSpilled(fcinfo, state));
+	ConcatenateRuns(state);		/* a combined state, if ever serialised */
 	if (consumer != NULL)
 	{
 		elog(DEBUG1, "bloom_agg state of the parallel leader handed over in memory");
@@ -1007,26 +1342,8 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 		GroupedDistinctHashes(state);
 		nhashes = state->nhashes;
 	}
-	if (nhashes > MaxSerialisedHashes(filter_bytes))
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("bloom_agg state of " UINT64_FORMAT " distinct values is too large for a parallel plan",
-						(uint64) nhashes),
-				 errhint("Run the query without parallelism: SET max_parallel_workers_per_gather = 0.")));
-	pq_sendbyte(&buf, AGG_STATE_VERSION);
-	pq_sendint64(&buf, state->capacity);
-	pq_sendfloat8(&buf, state->fpr);
-	pq_sendbyte(&buf, state->key_kind);
-	pq_sendint32(&buf, state->key_tag);
-	pq_sendbyte(&buf, state->env_encoding);
-	pq_sendint32(&buf, state->env_locale);
-	pq_sendint64(&buf, (int64) state->rows);
-	pq_sendint64(&buf, (int64) nhashes);
-	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
-	Assert(buf.len <= SERIAL_HEADER_ROOM);
-	enlargeStringInfo(&buf, SERIAL_HEADER_ROOM - buf.len);
-	memset(buf.data + buf.len, 0, SERIAL_HEADER_ROOM - buf.len);
-	buf.len = SERIAL_HEADER_ROOM;
+	CheckSerialisable(nhashes, filter_bytes);
+	SendStateFields(&buf, state, nhashes);
 	/* same machine, so the hashes go in native byte order */
 	if (in_message != NULL)
 		buf.len += nhashes * sizeof(uint64);	/* already there */
@@ -1085,6 +1402,7 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 
 		CheckSerialisedState(capacity >= 0);
 		state = NewAggState(fcinfo, capacity, fpr, aggcontext);
+		state->from_message = true;
 	}
 	state->key_kind = pq_getmsgbyte(&buf);
 	state->key_tag = pq_getmsgint(&buf, 4);
