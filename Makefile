@@ -10,7 +10,7 @@ OBJS = bloom.o hashbuf.o \
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment planner aggregates errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8
