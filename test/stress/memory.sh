@@ -6,6 +6,10 @@
 # still open, or the largest sample if higher) may exceed the short run's by
 # at most MEMORY_SLACK_KB: a leak of one byte per call into memory that
 # lives for the whole query would add 9 MB.
+#
+# Then the bound of a self-sizing bloom_agg that spills its hashes to disk:
+# its peak over a baseline's, the same way, against work_mem + its filter
+# (check_spill_memory).
 
 MEMORY_PORT=5513
 MEMORY_SLACK_KB=4096
@@ -124,6 +128,54 @@ compare_memory() {
 		int_le "$growth" "$MEMORY_SLACK_KB"
 }
 
+# A self-sizing bloom_agg over SPILL_ROWS distinct values at work_mem =
+# SPILL_WORK_MEM_KB keeps at most work_mem of hashes in memory and spills
+# the rest to a temporary file; at the end it holds its filter and little
+# else.  The measure is the backend's peak RSS (VmHWM, as above) above that
+# of a fresh backend running the same query with count() for bloom_agg and
+# the library loaded: what the aggregate itself adds, whichever memory
+# context or allocator holds it.  The rows come from generate_series in the
+# select list, which streams them without touching shared buffers, which
+# RSS would count too.  That growth may be at most work_mem + the filter +
+# SPILL_SLACK_KB, the slack being what RSS adds to the memory asked for:
+# whole 2 MB huge pages where the kernel backs a large buffer with them,
+# and freed memory that malloc keeps.  Keeping every hash, as bloom_agg did
+# before it spilled, takes 8 bytes a row and twice that to de-duplicate:
+# over 300 MB here.  A serial plan: each process of a parallel one is
+# bounded alike, but a worker's distinct hashes travel to the leader in one
+# message, which is memory.
+SPILL_ROWS=20000000
+SPILL_WORK_MEM_KB=4096
+SPILL_SLACK_KB=4096
+
+# "<filter bytes> <inserted>" of the filter; other output fails the check.
+spill_result_ok() {
+	local bytes inserted
+	read -r bytes inserted <<<"$1"
+	is_int "$bytes" && int_eq "$inserted" "$SPILL_ROWS"
+}
+
+check_spill_memory() {
+	local name=$1 rows="(SELECT generate_series(1, $SPILL_ROWS) AS i) s"
+	local settings="SET work_mem = '${SPILL_WORK_MEM_KB}kB'; SET max_parallel_workers_per_gather = 0;"
+	local base_peak filter_kb="?" limit="?" growth="?" started
+	measure_query "$name" "$settings SELECT count(i) + 0 * pg_column_size(bloom_empty(1)) FROM $rows;"
+	base_peak=$MEASURED_PEAK_KB
+	echo "# count() of $SPILL_ROWS rows: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}"
+	started=$SECONDS
+	measure_query "$name" "$settings SELECT pg_column_size(f) || ' ' || (bloom_info(f)).inserted FROM (SELECT bloom_agg(i) AS f FROM $rows) t;"
+	echo "# bloom_agg of $SPILL_ROWS distinct values: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}, $((SECONDS - started)) s"
+	check "memory: bloom_agg of $SPILL_ROWS distinct values: result '$MEASURED_RESULT' (filter bytes, inserted)" \
+		spill_result_ok "$MEASURED_RESULT"
+	if spill_result_ok "$MEASURED_RESULT" && is_int "$base_peak" && is_int "$MEASURED_PEAK_KB"; then
+		filter_kb=$(((${MEASURED_RESULT%% *} + 1023) / 1024))
+		limit=$((SPILL_WORK_MEM_KB + filter_kb + SPILL_SLACK_KB))
+		growth=$((MEASURED_PEAK_KB - base_peak))
+	fi
+	check "memory: bloom_agg of $SPILL_ROWS distinct values at work_mem = ${SPILL_WORK_MEM_KB}kB: backend peak RSS ${MEASURED_PEAK_KB:-?} kB vs ${base_peak:-?} kB for count() (growth $growth kB, limit $limit kB = work_mem + filter $filter_kb kB + slack $SPILL_SLACK_KB kB)" \
+		int_le "$growth" "$limit"
+}
+
 # Keys 1..1,000,000 are in filter 1: up to there every probe must hit;
 # beyond, hits are those keys plus some false positives.
 contains_result_ok() {
@@ -162,6 +214,7 @@ run_memory() {
 	compare_memory "$name" "PL/pgSQL loop f := bloom_add(f, i)" \
 		"SELECT stress_plpgsql_adds(:N);" \
 		20000 200000 count_result_ok
+	check_spill_memory "$name"
 	drop_cluster "$name"
 	echo "# part 3 took $((SECONDS - started)) s"
 }
