@@ -68,6 +68,14 @@ static bool parallel_handover = true;
 void
 HandOverDefineSettings(void)
 {
+	/*
+	 * Another build of the module loaded in this session (bench/ab.sh
+	 * compares two) has defined it already: defining it twice is an ERROR,
+	 * and this build then keeps the default.
+	 */
+	if (GetConfigOption("bloomfilter.parallel_handover", true, false) != NULL &&
+		!(GetConfigOptionFlags("bloomfilter.parallel_handover", true) & GUC_CUSTOM_PLACEHOLDER))
+		return;
 	DefineCustomBoolVariable("bloomfilter.parallel_handover",
 							 "Lets a parallel leader hand its own bloom_agg state to its Finalize Aggregate in memory.",
 							 "Off serialises the leader's state like a worker's; the result is the same.",
