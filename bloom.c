@@ -40,9 +40,16 @@
  * does not depend on n) and keep the k that needs the fewest bits.  At 1%
  * that is k = 6 and 9.9 bits per value, against 9.6 for an unblocked filter.
  *
- * XXX: sizing uses exp() from libm; two servers whose libm differ in the last
- * ulp could, at an exact boundary, size the same (capacity, fpr) differently,
- * which would make their filters impossible to union.
+ * Sizing must give the same answer on every machine, or filters built for
+ * the same (capacity, fpr) on two servers could not be unioned.  So it uses
+ * only what IEEE 754 defines exactly: +, -, *, / and sqrt, correctly
+ * rounded, and no libm function (exp_neg below stands in for exp(), whose
+ * last bit differs between libm versions), and the section is compiled
+ * without contracting a * b + c into a fused multiply-add, which GCC does by
+ * default where the CPU has one (arm64) and x86-64 does not.  XXX: a
+ * compiler told to use x87 extended precision (32-bit x86 without SSE2) or
+ * to contract anyway (clang -ffp-contract=fast) could still differ in the
+ * last bit, and then, at an exact boundary, by a block.
  *
  *-------------------------------------------------------------------------
  */
@@ -115,6 +122,14 @@ bf_status_message(BfStatus status)
  * ---------------------------------------------------------------------
  */
 
+/* No fused multiply-add in sizing: see "Sizing" in the file header. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 static double
 power_int(double base, int exponent)
 {
@@ -131,6 +146,38 @@ power_int(double base, int exponent)
 }
 
 /*
+ * exp(-x) for 0 <= x <= 700, from +, -, * and / alone so that every machine
+ * gets the same bits (see the file header); within about one ulp of the
+ * true value.  x = n ln 2 - r with |r| <= ln 2 / 2 (ln 2 split in two so
+ * that n ln 2 is exact), e^-r by its Taylor series to r^13 / 13!, whose
+ * remainder is below 2^-57, then times 2^-n, which is exact.
+ */
+static double
+exp_neg(double x)
+{
+	const double ln2_high = 0x1.62e42fee00000p-1;	/* 33 bits: n * it is exact */
+	const double ln2_low = 0x1.a39ef35793c76p-33;
+	const double inv_ln2 = 0x1.71547652b82fep0;
+	int			n = (int) (x * inv_ln2 + 0.5);
+	double		r = (n * ln2_high - x) + n * ln2_low;
+	double		result = 1.0;
+
+	for (int i = 13; i >= 1; i--)
+		result = 1.0 + result * r / i;
+	while (n > 0)
+	{
+		int			step = n > 1000 ? 1000 : n;
+		uint64_t	bits = (uint64_t) (1023 - step) << 52;	/* 2^-step */
+		double		scale;
+
+		memcpy(&scale, &bits, sizeof(scale));
+		result *= scale;
+		n -= step;
+	}
+	return result;
+}
+
+/*
  * The usual approximation: a block holding j values has each bit set with
  * probability 1 - (1 - 1/512)^(j k), taken as if bits were independent.  It
  * is slightly optimistic (by Jensen's inequality), so it serves only to
@@ -140,7 +187,7 @@ static double
 approximate_fpr(double load_per_block, int k)
 {
 	const double bit_stays_clear = power_int(1.0 - 1.0 / BF_BLOCK_BITS, k);
-	double		weight = exp(-load_per_block);
+	double		weight = exp_neg(load_per_block);
 	double		clear_after_j = 1.0;
 	double		sum = 0.0;
 	int			last = (int) (load_per_block + 12.0 * sqrt(load_per_block) + 30.0);
@@ -201,7 +248,7 @@ block_rates(int k, int last, double *rate)
 static double
 mixture_fpr(double load_per_block, const double *rate, int last)
 {
-	double		weight = exp(-load_per_block);
+	double		weight = exp_neg(load_per_block);
 	double		sum = 0.0;
 
 	for (int j = 0; j <= last; j++)
@@ -402,6 +449,12 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 	out->bits_per_element = (double) out->nblocks * BF_BLOCK_BITS / (double) capacity;
 	return BF_OK;
 }
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
 
 /* ---------------------------------------------------------------------
  * Header
