@@ -160,6 +160,9 @@ extern BF_HIDDEN const BfKnownSizing bf_known_sizing[];
 extern BF_HIDDEN const int bf_nknown_sizing;
 extern BF_HIDDEN void bf_sizing_search(double fpr, int *k_out, double *load_out);
 extern BF_HIDDEN double bf_blocked_fpr(double load_per_block, int k);
+extern BF_HIDDEN double bf_rate_quantile(uint64_t capacity, uint32_t nblocks,
+										double fpr);
+extern BF_HIDDEN void bf_sizing_forget(void);
 extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 
 /* Header encoding, decoding and validation. */

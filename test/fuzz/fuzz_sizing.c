@@ -12,16 +12,18 @@
  *						bit 0: fpr is instead log-uniform in [0.5 * 2^-40, 0.5],
  *							   from bytes 8..11, because raw bits land in
  *							   the useful range (1e-12, 0.5] one time in 60
- *						bit 1: also check that the memo of the last fpr is
- *							   not stale, by sizing another fpr in between
- *							   (costs two more full sizings, hence opt-in)
+ *						bit 1: also check that what sizing remembers is
+ *							   not stale, by sizing again after
+ *							   bf_sizing_forget (costs a full sizing of the
+ *							   rate, hence opt-in)
  *
  * Promises checked: a status for every input and the right one; on BF_OK,
  * nblocks in 1..BF_MAX_BLOCKS, k in 1..BF_MAX_K, a value within
  * BF_MAX_VALUE_BYTES, the exact blocked rate at this load at or below the
- * target, smaller capacities never needing more blocks, and the same answer
- * every time; on BF_ERR_TOO_LARGE, that the "at most N values fit" the error
- * message quotes is exact: N fit, N + 1 do not.
+ * target, the 95% point of one filter's rate at or below it too with the
+ * fewest blocks that do that, smaller capacities never needing more blocks,
+ * and the same answer every time; on BF_ERR_TOO_LARGE, that the "at most N
+ * values fit" the error message quotes is exact: N fit, N + 1 do not.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,6 +98,11 @@ check_ok(uint64_t capacity, double fpr, const BfSizing *s)
 	rate = bf_blocked_fpr((double) capacity / s->nblocks, s->k);
 	FUZZ_CHECK(rate >= 0.0 && rate <= fpr * (1.0 + RATE_TOLERANCE));
 
+	/* So is that of 95% of single filters, with no block to spare. */
+	FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks, fpr) <= fpr);
+	if (s->nblocks > 1)
+		FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks - 1, fpr) > fpr);
+
 	/* Fewer values never need a bigger filter, and k depends on fpr alone. */
 	if (capacity > 1)
 	{
@@ -147,17 +154,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (status == BF_ERR_TOO_LARGE)
 		check_too_large(in.capacity, in.fpr, &first);
 
-	/* Same question, same answer: from the memo ... */
+	/* Same question, same answer: remembered ... */
 	FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
 	FUZZ_CHECK(same_sizing(&first, &again));
 
-	/* ... and computed afresh after the memo held another rate. */
+	/* ... and computed afresh, as a new process would. */
 	if ((in.flags & FLAG_CHECK_MEMO) && status != BF_ERR_CAPACITY &&
 		status != BF_ERR_FPR)
 	{
-		BfSizing	other;
-
-		(void) bf_size_for(1000, in.fpr == 0.01 ? 0.02 : 0.01, &other);
+		bf_sizing_forget();
 		FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
 		FUZZ_CHECK(same_sizing(&first, &again));
 	}
