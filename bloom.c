@@ -67,6 +67,12 @@
  * only: at 1%, 50% more at 100 values, 0.1% at a million (9.93 bits per
  * value); at 1e-6, 25% more at 100 values, 0.6% at a million.
  *
+ * The mean also counts the chance, n / 2^64, that an absent value's 64-bit
+ * hash is a present value's: then it is reported present whatever the
+ * size.  It matters only below about 1e-12, where it limits how many values
+ * fit (at 1e-15, 18 thousand), and sets the lowest rate sizing accepts,
+ * BF_MIN_FPR.
+ *
  * Sizing must give the same answer on every machine, or filters built for
  * the same (capacity, fpr) on two servers could not be unioned.  So it uses
  * only what IEEE 754 defines exactly (+, -, *, /, sqrt, floor and ceil) and
@@ -140,6 +146,8 @@ bf_status_message(BfStatus status)
 			return "Filter with no key kind has values or bits set";
 		case BF_ERR_TOO_LARGE:
 			return "Filter would exceed the 1 GB value limit";
+		case BF_ERR_FPR_UNREACHABLE:
+			return "False-positive rate is below the lowest supported, 1e-18";
 	}
 	return "unknown status";
 }
@@ -518,6 +526,8 @@ rate_quantile(const RateSizing *sizing, uint64_t n, uint32_t nblocks,
 	if (variance < 0.0)
 		variance = 0.0;
 	*slope_out = slope;
+	/* an absent value whose 64-bit hash a present value has: see BF_MIN_FPR */
+	mean += (double) n * 0x1p-64;
 	return mean + RATE_QUANTILE_SDS * sqrt(variance / nblocks);
 }
 
@@ -695,9 +705,12 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 	if (!(fpr > 0.0 && fpr <= 0.5))
 		return BF_ERR_FPR;
 
+	if (fpr < BF_MIN_FPR)
+		return BF_ERR_FPR_UNREACHABLE;
+
 	sizing = rate_sizing_for(fpr);
-	if (sizing->k == 0)
-		return BF_ERR_TOO_LARGE;	/* fpr below what any k reaches */
+	if (sizing->k == 0 || sizing->max_capacity == 0)
+		return BF_ERR_FPR_UNREACHABLE;	/* cannot happen at BF_MIN_FPR */
 
 	out->k = (uint8_t) sizing->k;
 	out->max_capacity = sizing->max_capacity;

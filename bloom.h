@@ -78,6 +78,15 @@
 	((uint32_t) ((BF_MAX_VALUE_BYTES - BF_HEADER_SIZE) / BF_BLOCK_BYTES))
 
 /*
+ * The lowest target rate sizing accepts.  Values are told apart by a 64-bit
+ * hash, so an absent value shares its hash with one of n present values,
+ * and is reported present, with probability about n / 2^64 (2^-64 is
+ * 5.4e-20) whatever the size of the filter.  At 1e-18 a filter still holds
+ * a few values (18 at most); below 2^-64 not even one.
+ */
+#define BF_MIN_FPR			1e-18
+
+/*
  * What kind of SQL value a filter holds.  Values of one kind hash alike
  * whatever their exact type (int2/int4/int8/numeric are all BF_KIND_NUMBER),
  * and values of different kinds never meet in one filter.  Persisted: never
@@ -116,7 +125,8 @@ typedef enum BfStatus
 	BF_ERR_CAPACITY,
 	BF_ERR_FPR,
 	BF_ERR_EMPTY_HAS_BITS,
-	BF_ERR_TOO_LARGE
+	BF_ERR_TOO_LARGE,
+	BF_ERR_FPR_UNREACHABLE
 } BfStatus;
 
 /* The decoded header of a filter. */

@@ -121,6 +121,20 @@ ReportSizingError(BfStatus status, int64 capacity, double fpr,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter false-positive rate must be greater than 0 and at most 0.5"),
 				 errdetail("The rate was %g.", fpr)));
+
+	/*
+	 * A parameter outside what the filter can be, like the range above: no
+	 * capacity and no split of the values reaches it, so it is not a size
+	 * limit (54000), whose hint would say to split them.
+	 */
+	if (status == BF_ERR_FPR_UNREACHABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom filter false-positive rate %g is below what the layout supports",
+						fpr),
+				 errdetail("The lowest supported rate is %g: values are told apart by a 64-bit hash, so an absent value is reported present with probability at least 2^-64 per value in the filter.",
+						   BF_MIN_FPR),
+				 errhint("Use a false-positive rate of at least %g.", BF_MIN_FPR)));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("bloom filter for " INT64_FORMAT " values at false-positive rate %g would exceed 1 GB",

@@ -33,6 +33,20 @@ SELECT sqlstate_of('SELECT bloom_empty(0)') AS capacity_state,
        sqlstate_of('SELECT bloom_empty(10, 2)') AS fpr_state,
        sqlstate_of('SELECT bloom_empty(1e15::bigint, 1e-6)') AS size_state;
 
+-- a rate below what the layout supports is a bad parameter, not a size
+\set VERBOSITY default
+SELECT bloom_empty(1, 5e-324);
+\set VERBOSITY terse
+SELECT * FROM bloom_params(1, 1e-19);
+SELECT bloom_agg(i, 1e-19) FROM generate_series(1, 3) i;
+SELECT bloom_agg(i, 3, 1e-19) FROM generate_series(1, 3) i;
+SELECT sqlstate_of('SELECT bloom_empty(1, 5e-324)') AS unreachable_state,
+       sqlstate_of('SELECT bloom_empty(1, 1e-18)') AS lowest_rate_state;
+-- near it the 64-bit hash limits how many values fit; the self-sizing
+-- aggregate finds that out at its end
+SELECT bloom_agg(i, 1e-17) FROM generate_series(1, 1000) i;
+SELECT bloom_agg(i, 1e-17) IS NOT NULL AS fits FROM generate_series(1, 100) i;
+
 -- truncated and bit-flipped text and bytea forms of a real filter
 CREATE TABLE victim AS SELECT bloom_add_all(bloom_empty(1000), ARRAY[1, 2, 3]) AS f;
 SELECT sqlstate_of(format('SELECT %L::bloom', left(f::text, length(f::text) - 4))) AS truncated_text,

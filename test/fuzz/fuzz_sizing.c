@@ -23,7 +23,8 @@
  * target, the 95% point of one filter's rate at or below it too with the
  * fewest blocks that do that, smaller capacities never needing more blocks,
  * and the same answer every time; on BF_ERR_TOO_LARGE, that the "at most N
- * values fit" the error message quotes is exact: N fit, N + 1 do not.
+ * values fit" the error message quotes is exact: N >= 1 fit, N + 1 do not;
+ * BF_ERR_FPR_UNREACHABLE exactly below BF_MIN_FPR.
  *
  *-------------------------------------------------------------------------
  */
@@ -122,16 +123,12 @@ check_too_large(uint64_t capacity, double fpr, const BfSizing *s)
 {
 	BfSizing	other;
 
-	if (s->k == 0)
-		return;					/* no k reaches fpr at all: nothing fits */
-	FUZZ_CHECK(s->k <= BF_MAX_K);
+	FUZZ_CHECK(s->k >= 1 && s->k <= BF_MAX_K);
+	FUZZ_CHECK(s->max_capacity >= 1);	/* else the rate is unreachable */
 	FUZZ_CHECK(s->max_capacity < capacity);
 	FUZZ_CHECK(bf_size_for(s->max_capacity + 1, fpr, &other) == BF_ERR_TOO_LARGE);
-	if (s->max_capacity >= 1)
-	{
-		FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other) == BF_OK);
-		FUZZ_CHECK(other.k == s->k && other.nblocks <= BF_MAX_BLOCKS);
-	}
+	FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other) == BF_OK);
+	FUZZ_CHECK(other.k == s->k && other.nblocks <= BF_MAX_BLOCKS);
 }
 
 int
@@ -146,6 +143,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(status == BF_ERR_CAPACITY);
 	else if (!(in.fpr > 0.0 && in.fpr <= 0.5))
 		FUZZ_CHECK(status == BF_ERR_FPR);
+	else if (in.fpr < BF_MIN_FPR)
+		FUZZ_CHECK(status == BF_ERR_FPR_UNREACHABLE);
 	else
 		FUZZ_CHECK(status == BF_OK || status == BF_ERR_TOO_LARGE);
 
@@ -159,8 +158,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(same_sizing(&first, &again));
 
 	/* ... and computed afresh, as a new process would. */
-	if ((in.flags & FLAG_CHECK_MEMO) && status != BF_ERR_CAPACITY &&
-		status != BF_ERR_FPR)
+	if ((in.flags & FLAG_CHECK_MEMO) && (status == BF_OK || status == BF_ERR_TOO_LARGE))
 	{
 		bf_sizing_forget();
 		FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);

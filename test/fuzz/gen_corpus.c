@@ -312,7 +312,10 @@ sizing_inputs(void)
 	emit_sizing("ok-log-uniform", 5000, 0.0, 0x01);
 	emit_sizing("too-large-1e15-1e-6", UINT64_C(1000000000000000), 1e-6, 0);
 	emit_sizing("too-large-max-0.5", UINT64_MAX, 0.5, 0);
-	emit_sizing("too-large-subnormal", 1, 4.9406564584124654e-324, 0);
+	emit_sizing("unreachable-subnormal", 1, 4.9406564584124654e-324, 0);
+	emit_sizing("unreachable-below-lowest", 1, nextafter(BF_MIN_FPR, 0.0), 0);
+	emit_sizing("ok-lowest-rate", 1, BF_MIN_FPR, 0x02);
+	emit_sizing("too-large-hash-limit", 100000, 1e-15, 0);
 	emit_sizing("bad-capacity-0", 0, 0.01, 0);
 	emit_sizing("bad-fpr-0.6", 10, 0.6, 0);
 	emit_sizing("bad-fpr-nan", 10, NAN, 0);

@@ -97,6 +97,14 @@ test_sizing(void)
 	check(bf_size_for(10, 0.6, &s) == BF_ERR_FPR, "fpr 0.6 is rejected");
 	check(bf_size_for(10, NAN, &s) == BF_ERR_FPR, "fpr NaN is rejected");
 	check(bf_size_for(10, 0.5, &s) == BF_OK && s.k == 1, "fpr 0.5 is allowed and uses k=1");
+	check(bf_size_for(1, 5e-324, &s) == BF_ERR_FPR_UNREACHABLE,
+		  "the smallest subnormal rate is below what the layout supports");
+	check(bf_size_for(1, nextafter(BF_MIN_FPR, 0.0), &s) == BF_ERR_FPR_UNREACHABLE,
+		  "just below the lowest supported rate is unreachable");
+	check(bf_size_for(1, BF_MIN_FPR, &s) == BF_OK && s.max_capacity >= 10,
+		  "at the lowest supported rate ten values still fit");
+	check(bf_size_for(1, 1e-15, &s) == BF_OK && s.max_capacity <= 1e-15 * 0x1p64,
+		  "at 1e-15 at most 18,446 values fit: one in 2^64 absent values shares a present value's hash");
 	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s) == BF_ERR_TOO_LARGE,
 		  "1e15 values at 1e-6 exceed 1 GB");
 	check(s.max_capacity > 200000000 && s.max_capacity < 250000000,
