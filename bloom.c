@@ -69,9 +69,9 @@
  *
  * The mean also counts the chance, n / 2^64, that an absent value's 64-bit
  * hash is a present value's: then it is reported present whatever the
- * size.  It matters only below about 1e-12, where it limits how many values
- * fit (at 1e-15, 18 thousand), and sets the lowest rate sizing accepts,
- * BF_MIN_FPR.
+ * size.  It matters only below about 1e-9 (0.4% of the rate of the largest
+ * filter there); at 1e-12 it limits a filter to 18 million values, at 1e-15
+ * to 18 thousand, and it sets the lowest rate sizing accepts, BF_MIN_FPR.
  *
  * Sizing must give the same answer on every machine, or filters built for
  * the same (capacity, fpr) on two servers could not be unioned.  So it uses
@@ -145,7 +145,7 @@ bf_status_message(BfStatus status)
 		case BF_ERR_EMPTY_HAS_BITS:
 			return "Filter with no key kind has values or bits set";
 		case BF_ERR_TOO_LARGE:
-			return "Filter would exceed the 1 GB value limit";
+			return "Value is larger than a bloom filter can be (750000000 bytes)";
 		case BF_ERR_FPR_UNREACHABLE:
 			return "False-positive rate is below the lowest supported, 1e-18";
 	}
@@ -714,6 +714,8 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 
 	out->k = (uint8_t) sizing->k;
 	out->max_capacity = sizing->max_capacity;
+	/* more than half the rate at that count is hash collisions */
+	out->hash_limited = (double) sizing->max_capacity * 0x1p-64 > fpr / 2;
 	if (capacity > sizing->max_capacity)
 		return BF_ERR_TOO_LARGE;
 	out->nblocks = fewest_blocks(sizing, capacity);

@@ -70,10 +70,16 @@
 #define BF_MAX_K			32
 
 /*
- * Largest serialised value: PostgreSQL caps a varlena at 1 GB - 1 including
- * its 4-byte length word.
+ * Largest serialised value.  Every value must go through pg_dump and
+ * pg_restore, whose COPY moves it as text: "bloom:" and base64, 4
+ * characters for every 3 bytes, on one line with the row's other columns,
+ * and PostgreSQL allocates at most MaxAllocSize (1 GB - 1, 1073741823
+ * bytes) for that line, in the server and in pg_dump alike.  A value of at
+ * most 750,000,000 bytes has a text form of at most 1,000,000,006
+ * characters, which leaves 73 MB for the other columns; the largest value
+ * the block size allows is 749,999,992 bytes, 999,999,998 characters.
  */
-#define BF_MAX_VALUE_BYTES	((size_t) 0x3FFFFFFF - 4)
+#define BF_MAX_VALUE_BYTES	((size_t) 750000000)
 #define BF_MAX_BLOCKS \
 	((uint32_t) ((BF_MAX_VALUE_BYTES - BF_HEADER_SIZE) / BF_BLOCK_BYTES))
 
@@ -151,6 +157,8 @@ typedef struct BfSizing
 	uint8_t		k;
 	double		bits_per_element;	/* nblocks * 512 / capacity */
 	uint64_t	max_capacity;	/* at this fpr, within BF_MAX_BLOCKS */
+	bool		hash_limited;	/* max_capacity is set by 64-bit hash
+								 * collisions (see BF_MIN_FPR), not size */
 } BfSizing;
 
 /* Describes a status for an error message. */

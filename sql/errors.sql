@@ -47,6 +47,20 @@ SELECT sqlstate_of('SELECT bloom_empty(1, 5e-324)') AS unreachable_state,
 SELECT bloom_agg(i, 1e-17) FROM generate_series(1, 1000) i;
 SELECT bloom_agg(i, 1e-17) IS NOT NULL AS fits FROM generate_series(1, 100) i;
 
+-- the largest filter: its text form, on a COPY line of pg_dump, must stay
+-- within PostgreSQL's 1 GB allocation limit; the errors say how many fit
+\set VERBOSITY default
+SELECT bloom_empty(604941109, 0.01);
+SELECT bloom_empty(1000, 1e-17);
+\set VERBOSITY terse
+SELECT bits = 11718749::bigint * 512 AS largest_bits, bytes = 749999992 AS largest_bytes,
+       6 + (bytes + 2) / 3 * 4 AS text_length
+FROM bloom_params(604941108, 0.01);
+SELECT * FROM bloom_params(604941109, 0.01);
+SELECT bloom_agg(i, 604941109, 0.01) FROM generate_series(1, 3) i;
+SELECT sqlstate_of('SELECT bloom_params(604941109, 0.01)') AS params_state,
+       sqlstate_of('SELECT bloom_agg(i, 1e-17) FROM generate_series(1, 1000) i') AS agg_state;
+
 -- truncated and bit-flipped text and bytea forms of a real filter
 CREATE TABLE victim AS SELECT bloom_add_all(bloom_empty(1000), ARRAY[1, 2, 3]) AS f;
 SELECT sqlstate_of(format('SELECT %L::bloom', left(f::text, length(f::text) - 4))) AS truncated_text,
@@ -81,6 +95,9 @@ SELECT set_byte(f::bytea, 6, 1)::bloom FROM victim;
 SELECT set_byte(f::bytea, 4, 5)::bloom FROM victim;
 SELECT set_byte(f::bytea, 0, 0)::bloom FROM victim;
 SELECT set_byte(f::bytea, 15, 127)::bloom FROM victim;
+-- one block more than the largest filter (11718750 = 0x00b2d05e)
+SELECT set_byte(set_byte(set_byte(set_byte(f::bytea, 12, 94), 13, 208), 14, 178), 15, 0)::bloom
+FROM victim;
 
 -- combining filters of different shapes names both
 SELECT bloom_union(bloom_empty(100), bloom_empty(100000));

@@ -105,10 +105,21 @@ test_sizing(void)
 		  "at the lowest supported rate ten values still fit");
 	check(bf_size_for(1, 1e-15, &s) == BF_OK && s.max_capacity <= 1e-15 * 0x1p64,
 		  "at 1e-15 at most 18,446 values fit: one in 2^64 absent values shares a present value's hash");
-	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s) == BF_ERR_TOO_LARGE,
-		  "1e15 values at 1e-6 exceed 1 GB");
-	check(s.max_capacity > 200000000 && s.max_capacity < 250000000,
-		  "the 1 GB limit at 1e-6 holds about 220M values");
+	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s) == BF_ERR_TOO_LARGE &&
+		  !s.hash_limited, "1e15 values at 1e-6 exceed the size limit");
+	check(s.max_capacity > 150000000 && s.max_capacity < 160000000,
+		  "the size limit at 1e-6 holds about 155M values");
+	check(bf_size_for(s.max_capacity, 1e-6, &s) == BF_OK && s.nblocks == BF_MAX_BLOCKS,
+		  "that many take the largest filter");
+	check(bf_value_bytes(BF_MAX_BLOCKS) <= BF_MAX_VALUE_BYTES &&
+		  bf_value_bytes(BF_MAX_BLOCKS + 1) > BF_MAX_VALUE_BYTES,
+		  "the block limit is the value limit's");
+	check(6 + (BF_MAX_VALUE_BYTES + 2) / 3 * 4 <= 1000000006,
+		  "the text form of the largest value, bloom: and base64, is at most 1,000,000,006 characters");
+	check(1000000006 + 64 * 1024 * 1024 < 0x3FFFFFFF,
+		  "which leaves over 64 MB of PostgreSQL's 1 GB allocation limit for a COPY line's other columns");
+	check(bf_size_for(100000, 1e-15, &s) == BF_ERR_TOO_LARGE && s.hash_limited,
+		  "100,000 values at 1e-15 are too many for the 64-bit hash, not for the size limit");
 	for (double p = 0.5; p > 1e-9; p /= 3)
 	{
 		bf_size_for(100000, p, &s);
