@@ -13,7 +13,7 @@ scripts/install-deps.sh
 make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 
 # The package suite reinstalls the extension from a .deb and back: keep it last.
-SUITES=${SUITES-fuzz property stats docs fdw stress package}
+SUITES=${SUITES-fuzz property stats docs fdw stress dump package}
 
 passed=0
 failed=0
