@@ -1155,17 +1155,23 @@ bf_popcount(const uint8_t *bits, size_t nbytes)
 /*
  * Distinct values implied by the fill: under Poisson loads a bit stays clear
  * with probability exp(-lambda (1 - (1 - 1/512)^k)); solve for lambda.
+ *
+ * With every bit set the fill says only that there are many: the answer is
+ * then the count for all bits but half of one set, the count at which half
+ * a bit would be expected to stay clear.  Fewer values would most likely
+ * have left a bit clear, so it is a lower bound, finite, and above the
+ * estimate for any filter of that size with a bit clear; the true count may
+ * be anything higher.
  */
 double
 bf_estimate_cardinality(uint32_t nblocks, int k, uint64_t bits_set)
 {
 	double		total = (double) nblocks * BF_BLOCK_BITS;
-	double		fill = (double) bits_set / total;
 	double		per_value = 1.0 - power_int(1.0 - 1.0 / BF_BLOCK_BITS, k);
 
 	if (bits_set >= (uint64_t) total)
-		return INFINITY;
-	return -log1p(-fill) / per_value * nblocks;
+		return log(2.0 * total) / per_value * nblocks;	/* -log(0.5 / total) */
+	return -log1p(-(double) bits_set / total) / per_value * nblocks;
 }
 
 /*

@@ -83,6 +83,15 @@ WITH over AS (SELECT bloom_add_all(bloom_empty(100, 0.01), ARRAY(SELECT generate
 SELECT bloom_fpr(f) > 0.5 AS overfilled_fpr_high,
        bloom_contains_all(f, ARRAY(SELECT generate_series(1, 2000))) AS still_no_false_negatives
 FROM over;
+-- 100 times overfilled, every bit set: the count estimate stays finite, a
+-- lower bound (the count at which half a bit would still be clear)
+WITH over AS (SELECT bloom_add_all(bloom_empty(1000, 0.01), ARRAY(SELECT generate_series(1, 100000))) AS f)
+SELECT (bloom_info(f)).fill_ratio = 1 AS saturated,
+       round(bloom_cardinality(f)) AS estimated_distinct,
+       bloom_cardinality(f) = (bloom_info(f)).estimated_distinct AS info_agrees,
+       bloom_cardinality(f) < (bloom_info(f)).inserted AS lower_bound,
+       bloom_fpr(f) = 1 AS fpr_one
+FROM over;
 
 -- counters stop at their maximum instead of wrapping to zero
 SELECT (bloom_info(bloom_add('bloom:QkYBAQYFAAAAAAAAAQAAAAAAAAAAAAAAAQAAAAAAAAB7FK5H4XqEP///////////FKkDRAAAAAD/////////////////////////////////////////////////////////////////////////////////////'::bloom, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::uuid))).inserted AS saturated_add,

@@ -162,7 +162,7 @@ valid_filled(uint8_t *value)
 	add_keys(value, &header, BF_KIND_FLOAT, 0, 400);
 	emit_value("valid-overfilled", value, len, BF_OK);
 
-	/* Every bit set: the cardinality estimate is infinite, the rate 1. */
+	/* Every bit set: the count estimate is its finite floor, the rate 1. */
 	header = sized_header(1, 0.01, 0);
 	header.key_kind = BF_KIND_UUID;
 	header.inserted = UINT64_MAX;

@@ -409,8 +409,34 @@ test_set_algebra_and_estimates(void)
 	check(!bf_compatible(&ha, &hb), "different target rate is incompatible");
 	hb.fpr = ha.fpr;
 	memset(u, 0xFF, nbytes);
-	check(isinf(bf_estimate_cardinality(ha.nblocks, ha.k, bf_popcount(u, nbytes))),
-		  "a saturated filter estimates infinity");
+	{
+		uint64_t	total = (uint64_t) nbytes * 8;
+		double		saturated = bf_estimate_cardinality(ha.nblocks, ha.k,
+														bf_popcount(u, nbytes));
+		double		one_clear = bf_estimate_cardinality(ha.nblocks, ha.k, total - 1);
+		double		per_value = 1.0 - pow(1.0 - 1.0 / BF_BLOCK_BITS, ha.k);
+
+		check(isfinite(saturated) && saturated > one_clear,
+			  "a saturated filter estimates a finite count, above any with a bit clear");
+		check(fabs(total * exp(-saturated / ha.nblocks * per_value) - 0.5) < 1e-6,
+			  "that count leaves half a bit clear on average");
+	}
+	{
+		BfHeader	h;
+		uint8_t    *over = new_filter(1000, 0.01, &h);
+		size_t		bytes = (size_t) h.nblocks * BF_BLOCK_BYTES;
+		double		estimate;
+		char		what[160];
+
+		add_keys(over, &h, 0, 100000);	/* 100 times its capacity */
+		estimate = bf_estimate_cardinality(h.nblocks, h.k, bf_popcount(bf_bits(over), bytes));
+		snprintf(what, sizeof(what),
+				 "100x overfilled, every bit set: %.0f distinct, a finite lower bound of 100000",
+				 estimate);
+		check(bf_popcount(bf_bits(over), bytes) == bytes * 8 && isfinite(estimate) &&
+			  estimate > 1000 && estimate < 100000, what);
+		free(over);
+	}
 	{
 		/* word by word with a byte tail, at an odd offset and length */
 		uint8_t		left[21],
