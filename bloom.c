@@ -30,19 +30,59 @@
  * Sizing
  * ------
  * With n values in B blocks the load of a block is close to Poisson with mean
- * lambda = n / B.  A block holding j values has each bit set with probability
- * 1 - (1 - 1/512)^(j k), and an absent value is reported present when all its
- * k bits are set, so the false-positive rate is
+ * lambda = n / B.  An absent value is reported present when its k positions
+ * in its block are all set; in a block holding j values that happens with
+ * probability rate_k(j) = E[(C/512)^k], C being the number of bits set by
+ * j k positions (about (1 - (1 - 1/512)^(j k))^k), so on average
  *
- *		fpr(lambda, k) = sum_j Poisson(j; lambda) (1 - (1 - 1/512)^(j k))^k
+ *		fpr(lambda, k) = sum_j Poisson(j; lambda) rate_k(j)
  *
  * For each k we find the largest lambda with fpr <= target by bisection (it
  * does not depend on n) and keep the k that needs the fewest bits.  At 1%
  * that is k = 6 and 9.9 bits per value, against 9.6 for an unblocked filter.
  *
- * XXX: sizing uses exp() from libm; two servers whose libm differ in the last
- * ulp could, at an exact boundary, size the same (capacity, fpr) differently,
- * which would make their filters impossible to union.
+ * That is the rate of filters on average.  The rate of one filter (what
+ * bloom_fpr reports) is the mean over its blocks of (bits set / 512)^k,
+ * and with few blocks it strays: sized that way, a quarter of the filters
+ * of 103 values at 1% were above the target, the worst of 200 by 45%, and
+ * at 1e-6 some of 1000 values were at 5 times it.  So the block count is
+ * grown from there to the fewest with which at least 95% of filters filled
+ * to capacity are at or below the target:
+ *
+ *		mean + 2.01 sd <= target
+ *
+ * for one filter's rate.  With independent Poisson(lambda) loads a block's
+ * rate has mean m1 = fpr(lambda, k) and second moment m2 = sum_j
+ * Poisson(j; lambda) rate_2k(j) (two absent values both reported present:
+ * 2k positions hit), so variance m2 - m1^2.  The loads of one filter add up
+ * to n exactly, though, which takes out the part of that variance the load
+ * explains, lambda m1'^2 (m1' = dm1/dlambda); the filter's rate, a mean of B
+ * blocks, has variance (m2 - m1^2 - lambda m1'^2) / B.  (Its true mean is a
+ * little below m1, as loads adding up to n vary less than Poisson ones: an
+ * error on the safe side.)  The rate is a sum of positive, right-skewed
+ * terms, so its 95% point lies further above its mean than a normal
+ * distribution's 1.645 sd: up to 2.01 sd for a gamma distribution of any
+ * skewness, and up to 1.87 sd in simulations of these filters; 2.01 sd
+ * covers both.  The margin falls as 1/sqrt(B), so it costs bits at small n
+ * only: at 1%, 50% more at 100 values, 0.1% at a million (9.93 bits per
+ * value); at 1e-6, 25% more at 100 values, 0.6% at a million.
+ *
+ * The mean also counts the chance, n / 2^64, that an absent value's 64-bit
+ * hash is a present value's: then it is reported present whatever the
+ * size.  It matters only below about 1e-9 (0.4% of the rate of the largest
+ * filter there); at 1e-12 it limits a filter to 18 million values, at 1e-15
+ * to 18 thousand, and it sets the lowest rate sizing accepts, BF_MIN_FPR.
+ *
+ * Sizing must give the same answer on every machine, or filters built for
+ * the same (capacity, fpr) on two servers could not be unioned.  So it uses
+ * only what IEEE 754 defines exactly (+, -, *, /, sqrt, floor and ceil) and
+ * no other libm function (exp_neg below stands in for exp(), whose last bit
+ * differs between libm versions), and the section is compiled without
+ * contracting a * b + c into a fused multiply-add, which GCC does by default
+ * where the CPU has one (arm64; baseline x86-64 has none).  XXX: a
+ * compiler told to use x87 extended precision (32-bit x86 without SSE2) or
+ * to contract anyway (clang -ffp-contract=fast) could still differ in the
+ * last bit, and then, at an exact boundary, by a block.
  *
  *-------------------------------------------------------------------------
  */
@@ -105,7 +145,9 @@ bf_status_message(BfStatus status)
 		case BF_ERR_EMPTY_HAS_BITS:
 			return "Filter with no key kind has values or bits set";
 		case BF_ERR_TOO_LARGE:
-			return "Filter would exceed the 1 GB value limit";
+			return "Value is larger than a bloom filter can be (750000000 bytes)";
+		case BF_ERR_FPR_UNREACHABLE:
+			return "False-positive rate is below the lowest supported, 1e-18";
 	}
 	return "unknown status";
 }
@@ -114,6 +156,14 @@ bf_status_message(BfStatus status)
  * Sizing
  * ---------------------------------------------------------------------
  */
+
+/* No fused multiply-add in sizing: see "Sizing" in the file header. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
 
 static double
 power_int(double base, int exponent)
@@ -131,6 +181,38 @@ power_int(double base, int exponent)
 }
 
 /*
+ * exp(-x) for 0 <= x <= 700, from +, -, * and / alone so that every machine
+ * gets the same bits (see the file header); within about one ulp of the
+ * true value.  x = n ln 2 - r with |r| <= ln 2 / 2 (ln 2 split in two so
+ * that n ln 2 is exact), e^-r by its Taylor series to r^13 / 13!, whose
+ * remainder is below 2^-57, then times 2^-n, which is exact.
+ */
+static double
+exp_neg(double x)
+{
+	const double ln2_high = 0x1.62e42fee00000p-1;	/* 33 bits: n * it is exact */
+	const double ln2_low = 0x1.a39ef35793c76p-33;
+	const double inv_ln2 = 0x1.71547652b82fep0;
+	int			n = (int) (x * inv_ln2 + 0.5);
+	double		r = (n * ln2_high - x) + n * ln2_low;
+	double		result = 1.0;
+
+	for (int i = 13; i >= 1; i--)
+		result = 1.0 + result * r / i;
+	while (n > 0)
+	{
+		int			step = n > 1000 ? 1000 : n;
+		uint64_t	bits = (uint64_t) (1023 - step) << 52;	/* 2^-step */
+		double		scale;
+
+		memcpy(&scale, &bits, sizeof(scale));
+		result *= scale;
+		n -= step;
+	}
+	return result;
+}
+
+/*
  * The usual approximation: a block holding j values has each bit set with
  * probability 1 - (1 - 1/512)^(j k), taken as if bits were independent.  It
  * is slightly optimistic (by Jensen's inequality), so it serves only to
@@ -140,7 +222,7 @@ static double
 approximate_fpr(double load_per_block, int k)
 {
 	const double bit_stays_clear = power_int(1.0 - 1.0 / BF_BLOCK_BITS, k);
-	double		weight = exp(-load_per_block);
+	double		weight = exp_neg(load_per_block);
 	double		clear_after_j = 1.0;
 	double		sum = 0.0;
 	int			last = (int) (load_per_block + 12.0 * sqrt(load_per_block) + 30.0);
@@ -161,39 +243,79 @@ last_load_considered(double load_per_block)
 	return (int) (load_per_block + 12.0 * sqrt(load_per_block) + 30.0);
 }
 
+/* Probabilities of a bit count below this are dropped: see block_rates. */
+#define NEGLIGIBLE_PROBABILITY 1e-300
+
 /*
  * rate[j] = probability that an absent value is "present" in a block that
  * holds j values, for j = 0..last.  It is E[(C/512)^k], C being the number of
  * bits set by j k uniformly thrown positions; C's distribution is followed
- * exactly, one position at a time.
+ * exactly, one position at a time.  If rate_both is not NULL, it gets
+ * E[(C/512)^2k], the chance that two absent values are both "present" in
+ * that block: the second moment the sizing margin needs.
+ *
+ * Probabilities of the lowest counts fall towards zero as positions are
+ * thrown; once one is below NEGLIGIBLE_PROBABILITY it is dropped.  That
+ * changes no rate by more than 1e-200 of itself: at most 513 * 1e-300 is
+ * dropped per throw, below 1e-292 over the at most 700 * 32 throws, and no
+ * rate is below 512^-32 = 2e-87.  It spares the subnormal numbers those
+ * probabilities would decay into, on which x86 is slower a hundredfold.
+ * Each throw maps one array into the other, which pipelines better than an
+ * update in place.
  */
 static void
-block_rates(int k, int last, double *rate)
+block_rates(int k, int last, double *rate, double *rate_both)
 {
-	double		occupancy[BF_BLOCK_BITS + 1] = {1.0};	/* P(C = c) */
+	double		occupancy[2][BF_BLOCK_BITS + 1] = {{1.0}};	/* P(C = c) */
+	double		stay[BF_BLOCK_BITS + 1];	/* P(a throw hits one of c set bits) */
+	double		enter[BF_BLOCK_BITS + 1];	/* P(it hits a clear bit, of c - 1 set) */
 	double		hit[BF_BLOCK_BITS + 1];
-	int			highest = 0;	/* occupancy[c] is 0 above this */
+	int			current = 0;
+	int			lowest = 0;		/* occupancy[current][c] is 0 below this */
+	int			highest = 0;	/* and above this */
 
 	for (int c = 0; c <= BF_BLOCK_BITS; c++)
+	{
+		stay[c] = (double) c / BF_BLOCK_BITS;
+		enter[c] = (double) (BF_BLOCK_BITS - c + 1) / BF_BLOCK_BITS;
 		hit[c] = power_int((double) c / BF_BLOCK_BITS, k);
+	}
 
 	rate[0] = 0.0;
+	if (rate_both != NULL)
+		rate_both[0] = 0.0;
 	for (int j = 1; j <= last; j++)
 	{
+		const double *now;
 		double		sum = 0.0;
+		double		sum_both = 0.0;
 
 		for (int t = 0; t < k; t++)
 		{
+			const double *before = occupancy[current];
+			double	   *after = occupancy[1 - current];
+
+			after[lowest] = before[lowest] * stay[lowest];
+			for (int c = lowest + 1; c <= highest; c++)
+				after[c] = before[c] * stay[c] + before[c - 1] * enter[c];
 			if (highest < BF_BLOCK_BITS)
+			{
 				highest++;
-			for (int c = highest; c > 0; c--)
-				occupancy[c] = occupancy[c] * c / BF_BLOCK_BITS +
-					occupancy[c - 1] * (BF_BLOCK_BITS - c + 1) / BF_BLOCK_BITS;
-			occupancy[0] = 0.0;
+				after[highest] = before[highest - 1] * enter[highest];
+			}
+			current = 1 - current;
+			while (after[lowest] < NEGLIGIBLE_PROBABILITY && lowest < highest)
+				after[lowest++] = 0.0;
 		}
-		for (int c = 0; c <= highest; c++)
-			sum += occupancy[c] * hit[c];
+		now = occupancy[current];
+		for (int c = lowest; c <= highest; c++)
+		{
+			sum += now[c] * hit[c];
+			sum_both += now[c] * hit[c] * hit[c];
+		}
 		rate[j] = sum;
+		if (rate_both != NULL)
+			rate_both[j] = sum_both;
 	}
 }
 
@@ -201,7 +323,7 @@ block_rates(int k, int last, double *rate)
 static double
 mixture_fpr(double load_per_block, const double *rate, int last)
 {
-	double		weight = exp(-load_per_block);
+	double		weight = exp_neg(load_per_block);
 	double		sum = 0.0;
 
 	for (int j = 0; j <= last; j++)
@@ -227,7 +349,7 @@ bf_blocked_fpr(double load_per_block, int k)
 
 	if (last >= MAX_RATE_ENTRIES)
 		last = MAX_RATE_ENTRIES - 1;
-	block_rates(k, last, rate);
+	block_rates(k, last, rate, NULL);
 	return mixture_fpr(load_per_block, rate, last);
 }
 
@@ -242,7 +364,7 @@ bisect_load(double fpr, double low, double high, bool exact, int k)
 	int			last = last_load_considered(high);
 
 	if (exact)
-		block_rates(k, last, rate);
+		block_rates(k, last, rate, NULL);
 	for (int i = 0; i < 50; i++)
 	{
 		double		mid = (low + high) / 2.0;
@@ -336,34 +458,228 @@ const BfKnownSizing bf_known_sizing[] = {
 const int	bf_nknown_sizing = sizeof(bf_known_sizing) / sizeof(bf_known_sizing[0]);
 
 /*
- * bf_sizing_search, through the table above and a memo of the last answer:
- * callers ask for the same fpr over and over (one filter per group of a
- * GROUP BY).
+ * How far above its mean the sizing puts the 95% point of one filter's rate,
+ * in standard deviations: see "Sizing" in the file header.
  */
-static void
-choose_k_and_load(double fpr, int *k_out, double *load_out)
-{
-	static double memo_fpr = -1.0;
-	static int	memo_k;
-	static double memo_load;
+#define RATE_QUANTILE_SDS 2.01
 
-	if (fpr == memo_fpr)
+/*
+ * What sizing keeps for one target rate: k and the asymptotic load from
+ * bf_sizing_search (or its table), the per-load rates of that k that the
+ * margin needs, and the most values the largest filter holds at that rate.
+ */
+typedef struct RateSizing
+{
+	double		fpr;			/* the target; 0 in an unused slot */
+	int			k;				/* 0: no k reaches the target */
+	double		load;			/* values per block on average at the target */
+	int			last;			/* rate[] and rate_both[] cover 0..last + 1 */
+	uint64_t	max_capacity;
+	double		rate[MAX_RATE_ENTRIES + 1];
+	double		rate_both[MAX_RATE_ENTRIES + 1];
+} RateSizing;
+
+/*
+ * The last few rates sized, because callers ask for the same ones over and
+ * over (one filter per group of a GROUP BY, two rates in one query): a new
+ * one costs about 0.4 ms for its rate tables and maximum capacity, 3 ms
+ * more if it is not in bf_known_sizing; after that a sizing takes 1-2 us.
+ * Not thread-safe; the server runs one thread per process.
+ */
+#define RATE_SIZING_SLOTS 4
+static RateSizing rate_sizings[RATE_SIZING_SLOTS];
+static int	next_rate_sizing;
+
+/*
+ * The sizing's 95% point of the rate of one filter of n values in nblocks
+ * blocks: mean + RATE_QUANTILE_SDS standard deviations, as in the file
+ * header.  Also gives the derivative of the mean by the load, for the
+ * search; a load above the asymptotic one exceeds the target by its mean
+ * alone and is not computed (the rate tables stop there).
+ */
+static double
+rate_quantile(const RateSizing *sizing, uint64_t n, uint32_t nblocks,
+			  double *slope_out)
+{
+	double		load = (double) n / nblocks;
+	int			last = last_load_considered(load);
+	double		weight = exp_neg(load);
+	double		mean = 0.0;
+	double		both = 0.0;
+	double		slope = 0.0;
+	double		variance;
+
+	*slope_out = 0.0;
+	if (load > sizing->load)
+		return INFINITY;
+	if (last > sizing->last)
+		last = sizing->last;
+	for (int j = 0; j <= last; j++)
 	{
-		*k_out = memo_k;
-		*load_out = memo_load;
-		return;
+		mean += weight * sizing->rate[j];
+		both += weight * sizing->rate_both[j];
+		slope += weight * (sizing->rate[j + 1] - sizing->rate[j]);
+		weight *= load / (j + 1);
 	}
+	/* Poisson variance less what the load explains, lambda m1'^2 */
+	variance = both - mean * mean - load * slope * slope;
+	if (variance < 0.0)
+		variance = 0.0;
+	*slope_out = slope;
+	/* an absent value whose 64-bit hash a present value has: see BF_MIN_FPR */
+	mean += (double) n * 0x1p-64;
+	return mean + RATE_QUANTILE_SDS * sqrt(variance / nblocks);
+}
+
+static bool
+meets_target(const RateSizing *sizing, uint64_t n, uint32_t nblocks)
+{
+	double		slope;
+
+	return rate_quantile(sizing, n, nblocks, &slope) <= sizing->fpr;
+}
+
+/*
+ * The fewest blocks that hold n values at the target, n being at most
+ * max_capacity (so BF_MAX_BLOCKS do).  Newton's method on the load, from
+ * the asymptotic answer, finds it in three or four evaluations; each
+ * evaluation also narrows a bracket, and after eight the search bisects
+ * it, so it always ends.  The rate falls as blocks are added, so the
+ * answer is the one block count that meets the target where one fewer
+ * does not.
+ */
+static uint32_t
+fewest_blocks(const RateSizing *sizing, uint64_t n)
+{
+	uint32_t	failing = 0;	/* the most blocks known to be too few */
+	uint32_t	meeting = BF_MAX_BLOCKS;	/* the fewest known to do */
+	double		guess = ceil((double) n / sizing->load);
+
+	for (int step = 0; meeting - failing > 1; step++)
+	{
+		uint32_t	nblocks;
+		double		slope;
+		double		excess;
+		double		load;
+		double		better_load;
+
+		if (step < 8 && guess > failing && guess < meeting)
+			nblocks = (uint32_t) guess;
+		else
+			nblocks = failing + (meeting - failing) / 2;
+		excess = rate_quantile(sizing, n, nblocks, &slope) - sizing->fpr;
+		load = (double) n / nblocks;
+		/* the load whose mean is lower by the excess, linearly */
+		better_load = slope > 0.0 && isfinite(excess) ? load - excess / slope : 0.0;
+		guess = better_load > 0.0 ? ceil((double) n / better_load) : 0.0;
+		if (excess <= 0.0)
+		{
+			meeting = nblocks;
+			if (guess >= nblocks)
+				guess = nblocks - 1.0;	/* is one fewer enough too? */
+		}
+		else
+		{
+			failing = nblocks;
+			if (guess <= nblocks)
+				guess = nblocks + 1.0;
+		}
+	}
+	return meeting;
+}
+
+/*
+ * The most values BF_MAX_BLOCKS hold at the target, by bisection: at most
+ * load * BF_MAX_BLOCKS, where the mean alone reaches the target.  So it is
+ * exact as the error message quotes it: that many values fit, one more
+ * does not.
+ */
+static uint64_t
+max_capacity_for(const RateSizing *sizing)
+{
+	uint64_t	fitting = 0;
+	uint64_t	too_many = (uint64_t) (sizing->load * BF_MAX_BLOCKS) + 1;
+
+	while (meets_target(sizing, too_many, BF_MAX_BLOCKS))
+		too_many *= 2;			/* cannot happen: its load exceeds the asymptotic one */
+	while (too_many - fitting > 1)
+	{
+		uint64_t	middle = fitting + (too_many - fitting) / 2;
+
+		if (meets_target(sizing, middle, BF_MAX_BLOCKS))
+			fitting = middle;
+		else
+			too_many = middle;
+	}
+	return fitting;
+}
+
+/*
+ * Sizing for fpr, from the slots above, or made in the least recently made
+ * slot: k and load from the table or the search, then the rate tables of
+ * that k and the maximum capacity.
+ */
+static const RateSizing *
+rate_sizing_for(double fpr)
+{
+	RateSizing *sizing;
+
+	for (int i = 0; i < RATE_SIZING_SLOTS; i++)
+		if (rate_sizings[i].fpr == fpr)
+			return &rate_sizings[i];
+
+	sizing = &rate_sizings[next_rate_sizing];
+	next_rate_sizing = (next_rate_sizing + 1) % RATE_SIZING_SLOTS;
+	sizing->fpr = 0.0;			/* unused until complete */
+	sizing->k = 0;
+	sizing->load = 0.0;
 	for (int i = 0; i < bf_nknown_sizing; i++)
 		if (bf_known_sizing[i].fpr == fpr)
 		{
-			*k_out = bf_known_sizing[i].k;
-			*load_out = bf_known_sizing[i].load;
-			return;
+			sizing->k = bf_known_sizing[i].k;
+			sizing->load = bf_known_sizing[i].load;
 		}
-	bf_sizing_search(fpr, k_out, load_out);
-	memo_fpr = fpr;
-	memo_k = *k_out;
-	memo_load = *load_out;
+	if (sizing->k == 0)
+		bf_sizing_search(fpr, &sizing->k, &sizing->load);
+	sizing->max_capacity = 0;
+	if (sizing->k != 0)
+	{
+		sizing->last = last_load_considered(sizing->load);
+		if (sizing->last >= MAX_RATE_ENTRIES)
+			sizing->last = MAX_RATE_ENTRIES - 1;
+		block_rates(sizing->k, sizing->last + 1, sizing->rate, sizing->rate_both);
+		sizing->fpr = fpr;		/* meets_target reads it */
+		sizing->max_capacity = max_capacity_for(sizing);
+	}
+	sizing->fpr = fpr;
+	return sizing;
+}
+
+/* Forgets every rate sized: for tests of what a new process computes. */
+void
+bf_sizing_forget(void)
+{
+	memset(rate_sizings, 0, sizeof(rate_sizings));
+	next_rate_sizing = 0;
+}
+
+/*
+ * The 95% point sizing assumes for the rate of one filter of capacity values
+ * in nblocks blocks, with the k of fpr; INFINITY where sizing never goes
+ * (more values per block than the asymptotic load), NAN for a bad fpr.
+ */
+double
+bf_rate_quantile(uint64_t capacity, uint32_t nblocks, double fpr)
+{
+	const RateSizing *sizing;
+	double		slope;
+
+	if (!(fpr > 0.0 && fpr <= 0.5) || nblocks < 1)
+		return NAN;
+	sizing = rate_sizing_for(fpr);
+	if (sizing->k == 0)
+		return INFINITY;
+	return rate_quantile(sizing, capacity, nblocks, &slope);
 }
 
 size_t
@@ -374,14 +690,14 @@ bf_value_bytes(uint32_t nblocks)
 
 /*
  * Chooses k and the block count for capacity values at false-positive rate
- * fpr: the one sizing routine every constructor uses.
+ * fpr: the one sizing routine every constructor uses.  k depends on fpr
+ * alone; the block count is the fewest with which at least 95% of filters
+ * filled to capacity are at or below fpr (see the file header).
  */
 BfStatus
 bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 {
-	double		best_load = 0.0;
-	int			best_k = 0;
-	double		blocks_needed;
+	const RateSizing *sizing;
 
 	memset(out, 0, sizeof(*out));
 	if (capacity < 1)
@@ -389,19 +705,29 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 	if (!(fpr > 0.0 && fpr <= 0.5))
 		return BF_ERR_FPR;
 
-	choose_k_and_load(fpr, &best_k, &best_load);
-	if (best_k == 0)
-		return BF_ERR_TOO_LARGE;	/* fpr below what any k reaches */
+	if (fpr < BF_MIN_FPR)
+		return BF_ERR_FPR_UNREACHABLE;
 
-	out->k = (uint8_t) best_k;
-	out->max_capacity = (uint64_t) floor(best_load * BF_MAX_BLOCKS);
-	blocks_needed = ceil((double) capacity / best_load);
-	if (blocks_needed > BF_MAX_BLOCKS)
+	sizing = rate_sizing_for(fpr);
+	if (sizing->k == 0 || sizing->max_capacity == 0)
+		return BF_ERR_FPR_UNREACHABLE;	/* cannot happen at BF_MIN_FPR */
+
+	out->k = (uint8_t) sizing->k;
+	out->max_capacity = sizing->max_capacity;
+	/* more than half the rate at that count is hash collisions */
+	out->hash_limited = (double) sizing->max_capacity * 0x1p-64 > fpr / 2;
+	if (capacity > sizing->max_capacity)
 		return BF_ERR_TOO_LARGE;
-	out->nblocks = blocks_needed < 1.0 ? 1 : (uint32_t) blocks_needed;
+	out->nblocks = fewest_blocks(sizing, capacity);
 	out->bits_per_element = (double) out->nblocks * BF_BLOCK_BITS / (double) capacity;
 	return BF_OK;
 }
+
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT DEFAULT
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
 
 /* ---------------------------------------------------------------------
  * Header
@@ -830,17 +1156,23 @@ bf_popcount(const uint8_t *bits, size_t nbytes)
 /*
  * Distinct values implied by the fill: under Poisson loads a bit stays clear
  * with probability exp(-lambda (1 - (1 - 1/512)^k)); solve for lambda.
+ *
+ * With every bit set the fill says only that there are many: the answer is
+ * then the count for all bits but half of one set, the count at which half
+ * a bit would be expected to stay clear.  Fewer values would most likely
+ * have left a bit clear, so it is a lower bound, finite, and above the
+ * estimate for any filter of that size with a bit clear; the true count may
+ * be anything higher.
  */
 double
 bf_estimate_cardinality(uint32_t nblocks, int k, uint64_t bits_set)
 {
 	double		total = (double) nblocks * BF_BLOCK_BITS;
-	double		fill = (double) bits_set / total;
 	double		per_value = 1.0 - power_int(1.0 - 1.0 / BF_BLOCK_BITS, k);
 
 	if (bits_set >= (uint64_t) total)
-		return INFINITY;
-	return -log1p(-fill) / per_value * nblocks;
+		return log(2.0 * total) / per_value * nblocks;	/* -log(0.5 / total) */
+	return -log1p(-(double) bits_set / total) / per_value * nblocks;
 }
 
 /*

@@ -84,12 +84,27 @@
 #define BF_MAX_K			32
 
 /*
- * Largest serialised value: PostgreSQL caps a varlena at 1 GB - 1 including
- * its 4-byte length word.
+ * Largest serialised value.  Every value must go through pg_dump and
+ * pg_restore, whose COPY moves it as text: "bloom:" and base64, 4
+ * characters for every 3 bytes, on one line with the row's other columns,
+ * and PostgreSQL allocates at most MaxAllocSize (1 GB - 1, 1073741823
+ * bytes) for that line, in the server and in pg_dump alike.  A value of at
+ * most 750,000,000 bytes has a text form of at most 1,000,000,006
+ * characters, which leaves 73 MB for the other columns; the largest value
+ * the block size allows is 749,999,992 bytes, 999,999,998 characters.
  */
-#define BF_MAX_VALUE_BYTES	((size_t) 0x3FFFFFFF - 4)
+#define BF_MAX_VALUE_BYTES	((size_t) 750000000)
 #define BF_MAX_BLOCKS \
 	((uint32_t) ((BF_MAX_VALUE_BYTES - BF_HEADER_SIZE) / BF_BLOCK_BYTES))
+
+/*
+ * The lowest target rate sizing accepts.  Values are told apart by a 64-bit
+ * hash, so an absent value shares its hash with one of n present values,
+ * and is reported present, with probability about n / 2^64 (2^-64 is
+ * 5.4e-20) whatever the size of the filter.  At 1e-18 a filter still holds
+ * a few values (18 at most); below 2^-64 not even one.
+ */
+#define BF_MIN_FPR			1e-18
 
 /*
  * What kind of SQL value a filter holds.  Values of one kind hash alike
@@ -130,7 +145,8 @@ typedef enum BfStatus
 	BF_ERR_CAPACITY,
 	BF_ERR_FPR,
 	BF_ERR_EMPTY_HAS_BITS,
-	BF_ERR_TOO_LARGE
+	BF_ERR_TOO_LARGE,
+	BF_ERR_FPR_UNREACHABLE
 } BfStatus;
 
 /* The decoded header of a filter. */
@@ -157,6 +173,8 @@ typedef struct BfSizing
 	uint8_t		k;
 	double		bits_per_element;	/* nblocks * 512 / capacity */
 	uint64_t	max_capacity;	/* at this fpr, within BF_MAX_BLOCKS */
+	bool		hash_limited;	/* max_capacity is set by 64-bit hash
+								 * collisions (see BF_MIN_FPR), not size */
 } BfSizing;
 
 /* Describes a status for an error message. */
@@ -176,6 +194,9 @@ extern BF_HIDDEN const BfKnownSizing bf_known_sizing[];
 extern BF_HIDDEN const int bf_nknown_sizing;
 extern BF_HIDDEN void bf_sizing_search(double fpr, int *k_out, double *load_out);
 extern BF_HIDDEN double bf_blocked_fpr(double load_per_block, int k);
+extern BF_HIDDEN double bf_rate_quantile(uint64_t capacity, uint32_t nblocks,
+										double fpr);
+extern BF_HIDDEN void bf_sizing_forget(void);
 extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 
 /* Header encoding, decoding and validation. */

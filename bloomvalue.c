@@ -125,12 +125,34 @@ ReportSizingError(BfStatus status, int64 capacity, double fpr,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter false-positive rate must be greater than 0 and at most 0.5"),
 				 errdetail("The rate was %g.", fpr)));
+
+	/*
+	 * A parameter outside what the filter can be, like the range above: no
+	 * capacity and no split of the values reaches it, so it is not a size
+	 * limit (54000), whose hint would say to split them.
+	 */
+	if (status == BF_ERR_FPR_UNREACHABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom filter false-positive rate %g is below what the layout supports",
+						fpr),
+				 errdetail("The lowest supported rate is %g: values are told apart by a 64-bit hash, so an absent value is reported present with probability at least 2^-64 per value in the filter.",
+						   BF_MIN_FPR),
+				 errhint("Use a false-positive rate of at least %g.", BF_MIN_FPR)));
+	if (sizing->hash_limited)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bloom filter cannot hold " INT64_FORMAT " values at false-positive rate %g",
+						capacity, fpr),
+				 errdetail("At that rate at most " UINT64_FORMAT " values fit: values are told apart by a 64-bit hash, and each value in the filter makes an absent one look present with probability 2^-64.",
+						   sizing->max_capacity),
+				 errhint("Use a higher false-positive rate, or split the values over several filters.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-			 errmsg("bloom filter for " INT64_FORMAT " values at false-positive rate %g would exceed 1 GB",
+			 errmsg("bloom filter cannot hold " INT64_FORMAT " values at false-positive rate %g",
 					capacity, fpr),
-			 errdetail("At that rate at most " UINT64_FORMAT " values fit.",
-					   sizing->max_capacity),
+			 errdetail("At that rate at most " UINT64_FORMAT " values fit in the largest bloom filter, of %zu bytes (a larger one could not be dumped and restored).",
+					   sizing->max_capacity, BF_MAX_VALUE_BYTES),
 			 errhint("Use a higher false-positive rate, or split the values over several filters.")));
 }
 

@@ -7,10 +7,10 @@
 #
 #   bash scripts/test.sh            # everything (what CI runs); 5-10 minutes
 #   bash scripts/test.sh --quick    # unit tests, pg_regress without its large
-#                                   # cases, docs, property; under 4 minutes
+#                                   # cases, docs, property, stats; under 4 minutes
 #
 # The full run adds pg_regress's multi-second cases (REGRESS_LARGE in the
-# Makefile) and the fuzz, fdw, stress and package suites.  The large cases
+# Makefile) and the fuzz, fdw, stress, dump and package suites.  The large cases
 # run here only, once: the package build and autopkgtest run the Makefile's
 # REGRESS, which leaves them out.
 #
@@ -43,10 +43,10 @@ make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null || { 
 
 # The package suite reinstalls the extension from a .deb and back: keep it last.
 if [ -n "$quick" ]; then
-	SUITES=${SUITES-docs property}
+	SUITES=${SUITES-docs property stats}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property docs fdw stress package}
+	SUITES=${SUITES-fuzz property stats docs fdw stress dump package}
 	REGRESS_LARGE=large
 fi
 

@@ -12,16 +12,19 @@
  *						bit 0: fpr is instead log-uniform in [0.5 * 2^-40, 0.5],
  *							   from bytes 8..11, because raw bits land in
  *							   the useful range (1e-12, 0.5] one time in 60
- *						bit 1: also check that the memo of the last fpr is
- *							   not stale, by sizing another fpr in between
- *							   (costs two more full sizings, hence opt-in)
+ *						bit 1: also check that what sizing remembers is
+ *							   not stale, by sizing again after
+ *							   bf_sizing_forget (costs a full sizing of the
+ *							   rate, hence opt-in)
  *
  * Promises checked: a status for every input and the right one; on BF_OK,
  * nblocks in 1..BF_MAX_BLOCKS, k in 1..BF_MAX_K, a value within
  * BF_MAX_VALUE_BYTES, the exact blocked rate at this load at or below the
- * target, smaller capacities never needing more blocks, and the same answer
- * every time; on BF_ERR_TOO_LARGE, that the "at most N values fit" the error
- * message quotes is exact: N fit, N + 1 do not.
+ * target, the 95% point of one filter's rate at or below it too with the
+ * fewest blocks that do that, smaller capacities never needing more blocks,
+ * and the same answer every time; on BF_ERR_TOO_LARGE, that the "at most N
+ * values fit" the error message quotes is exact: N >= 1 fit, N + 1 do not;
+ * BF_ERR_FPR_UNREACHABLE exactly below BF_MIN_FPR.
  *
  *-------------------------------------------------------------------------
  */
@@ -96,6 +99,11 @@ check_ok(uint64_t capacity, double fpr, const BfSizing *s)
 	rate = bf_blocked_fpr((double) capacity / s->nblocks, s->k);
 	FUZZ_CHECK(rate >= 0.0 && rate <= fpr * (1.0 + RATE_TOLERANCE));
 
+	/* So is that of 95% of single filters, with no block to spare. */
+	FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks, fpr) <= fpr);
+	if (s->nblocks > 1)
+		FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks - 1, fpr) > fpr);
+
 	/* Fewer values never need a bigger filter, and k depends on fpr alone. */
 	if (capacity > 1)
 	{
@@ -115,16 +123,12 @@ check_too_large(uint64_t capacity, double fpr, const BfSizing *s)
 {
 	BfSizing	other;
 
-	if (s->k == 0)
-		return;					/* no k reaches fpr at all: nothing fits */
-	FUZZ_CHECK(s->k <= BF_MAX_K);
+	FUZZ_CHECK(s->k >= 1 && s->k <= BF_MAX_K);
+	FUZZ_CHECK(s->max_capacity >= 1);	/* else the rate is unreachable */
 	FUZZ_CHECK(s->max_capacity < capacity);
 	FUZZ_CHECK(bf_size_for(s->max_capacity + 1, fpr, &other) == BF_ERR_TOO_LARGE);
-	if (s->max_capacity >= 1)
-	{
-		FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other) == BF_OK);
-		FUZZ_CHECK(other.k == s->k && other.nblocks <= BF_MAX_BLOCKS);
-	}
+	FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other) == BF_OK);
+	FUZZ_CHECK(other.k == s->k && other.nblocks <= BF_MAX_BLOCKS);
 }
 
 int
@@ -139,6 +143,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(status == BF_ERR_CAPACITY);
 	else if (!(in.fpr > 0.0 && in.fpr <= 0.5))
 		FUZZ_CHECK(status == BF_ERR_FPR);
+	else if (in.fpr < BF_MIN_FPR)
+		FUZZ_CHECK(status == BF_ERR_FPR_UNREACHABLE);
 	else
 		FUZZ_CHECK(status == BF_OK || status == BF_ERR_TOO_LARGE);
 
@@ -147,17 +153,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	else if (status == BF_ERR_TOO_LARGE)
 		check_too_large(in.capacity, in.fpr, &first);
 
-	/* Same question, same answer: from the memo ... */
+	/* Same question, same answer: remembered ... */
 	FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
 	FUZZ_CHECK(same_sizing(&first, &again));
 
-	/* ... and computed afresh after the memo held another rate. */
-	if ((in.flags & FLAG_CHECK_MEMO) && status != BF_ERR_CAPACITY &&
-		status != BF_ERR_FPR)
+	/* ... and computed afresh, as a new process would. */
+	if ((in.flags & FLAG_CHECK_MEMO) && (status == BF_OK || status == BF_ERR_TOO_LARGE))
 	{
-		BfSizing	other;
-
-		(void) bf_size_for(1000, in.fpr == 0.01 ? 0.02 : 0.01, &other);
+		bf_sizing_forget();
 		FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
 		FUZZ_CHECK(same_sizing(&first, &again));
 	}

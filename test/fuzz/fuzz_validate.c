@@ -205,13 +205,12 @@ check_estimates(const uint8_t *bits, const BfHeader *header,
 	if (set == total)
 		FUZZ_CHECK(fpr == 1.0);
 
-	FUZZ_CHECK(!isnan(cardinality) && cardinality >= 0.0);
-	FUZZ_CHECK(isinf(cardinality) == (set == total));
+	FUZZ_CHECK(isfinite(cardinality) && cardinality >= 0.0);
 	if (set == 0)
 		FUZZ_CHECK(cardinality == 0.0);
-	if (set > 0 && set < total)
+	if (set > 0)
 		FUZZ_CHECK(bf_estimate_cardinality(header->nblocks, header->k, set - 1)
-				   <= cardinality);
+				   < cardinality);
 
 	*popcount_out = set;
 	*fpr_out = fpr;

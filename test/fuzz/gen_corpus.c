@@ -162,7 +162,7 @@ valid_filled(uint8_t *value)
 	add_keys(value, &header, BF_KIND_FLOAT, 0, 400);
 	emit_value("valid-overfilled", value, len, BF_OK);
 
-	/* Every bit set: the cardinality estimate is infinite, the rate 1. */
+	/* Every bit set: the count estimate is its finite floor, the rate 1. */
 	header = sized_header(1, 0.01, 0);
 	header.key_kind = BF_KIND_UUID;
 	header.inserted = UINT64_MAX;
@@ -315,7 +315,10 @@ sizing_inputs(void)
 	emit_sizing("ok-log-uniform", 5000, 0.0, 0x01);
 	emit_sizing("too-large-1e15-1e-6", UINT64_C(1000000000000000), 1e-6, 0);
 	emit_sizing("too-large-max-0.5", UINT64_MAX, 0.5, 0);
-	emit_sizing("too-large-subnormal", 1, 4.9406564584124654e-324, 0);
+	emit_sizing("unreachable-subnormal", 1, 4.9406564584124654e-324, 0);
+	emit_sizing("unreachable-below-lowest", 1, nextafter(BF_MIN_FPR, 0.0), 0);
+	emit_sizing("ok-lowest-rate", 1, BF_MIN_FPR, 0x02);
+	emit_sizing("too-large-hash-limit", 100000, 1e-15, 0);
 	emit_sizing("bad-capacity-0", 0, 0.01, 0);
 	emit_sizing("bad-fpr-0.6", 10, 0.6, 0);
 	emit_sizing("bad-fpr-nan", 10, NAN, 0);

@@ -131,7 +131,7 @@ UNION ALL SELECT 'reserved2', 52, prop_le(v, 4) FROM unnest(ARRAY[1, 4294967295]
 -- The nblocks of the two largest supported sizes, computed from bloom.h.
 INSERT INTO prop_field
 SELECT 'nblocks', 12, prop_le(v, 4)
-FROM (SELECT (1073741823 - 4 - 56) / 64 AS max_blocks) AS m,
+FROM (SELECT (750000000 - 56) / 64 AS max_blocks) AS m,
 	unnest(ARRAY[max_blocks, max_blocks + 1]) AS v;
 
 INSERT INTO prop_mutant (class, note, bytes)
