@@ -117,7 +117,7 @@
 /* Hashes beyond which de-duplication is worth a scratch buffer. */
 #define SCRATCH_FROM 65536
 
-/* Hashes a spilled state's final function inserts per read from its file. */
+/* Hashes the final function inserts between two checks for a cancel. */
 #define INSERT_CHUNK 8192
 
 /* Room before the hashes in a serialised state, for its other fields. */
@@ -1002,6 +1002,21 @@ CountDistinct(BloomAggState *state)
  * distinct hashes, which are then read from its file in small chunks, in
  * the order of the filter's blocks.
  */
+/*
+ * Inserts hashes into the final filter chunk by chunk, answering a cancel
+ * between chunks: with a large work_mem the buffer holds many millions.
+ */
+static void
+InsertHashes(Bloom *bloom, const BfHeader *header, const uint64 *hashes, Size n)
+{
+	for (Size done = 0; done < n; done += INSERT_CHUNK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		bf_add_hashes(bf_bits(BloomData(bloom)), header->nblocks, header->k,
+					  hashes + done, Min(INSERT_CHUNK, n - done));
+	}
+}
+
 static Bloom *
 FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 {
@@ -1070,11 +1085,9 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	}
 
 	DistinctHashes(state, true);	/* the fixed form's, for block order */
-	bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
-				  state->hashes, state->nhashes);
+	InsertHashes(bloom, &header, state->hashes, state->nhashes);
 	for (int r = 0; r < state->nruns; r++)
-		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
-					  state->runs[r], state->run_lengths[r]);
+		InsertHashes(bloom, &header, state->runs[r], state->run_lengths[r]);
 	KindIntoHeader(state, &header);
 	BloomWriteHeader(bloom, &header);
 	WarnIfOverfilled(bloom, &header);	/* only the fixed form can be */
