@@ -4,7 +4,7 @@
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
-OBJS = bloom.o hashbuf.o \
+OBJS = bloom.o sizing.o hashbuf.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
 	bloom_agg.o handover.o hashspill.o
 DATA = bloomfilter--1.0.sql
@@ -27,13 +27,13 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
-CORE_HEADERS = bloom.h bf_port.h hashbuf.h
+CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
-test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c hashbuf.c $(CORE_HEADERS)
-	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c hashbuf.c -lm
+test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c sizing.c hashbuf.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c sizing.c hashbuf.c -lm
 
 .PHONY: unittest
 unittest: test/unit/test_bloom

@@ -1,9 +1,9 @@
 /*-------------------------------------------------------------------------
  *
  * bf_port.h
- *	  Compiler portability for the pure core (bloom.c, hashbuf.c): symbol
- *	  visibility, forced inlining, and the bit-counting builtins behind
- *	  small inline wrappers with a portable fallback.
+ *	  Small helpers of the pure core (bloom.c, sizing.c, hashbuf.c): symbol
+ *	  visibility, forced inlining, the bit-counting builtins behind inline
+ *	  wrappers with a portable fallback, and an integer power.
  *
  *-------------------------------------------------------------------------
  */
@@ -45,6 +45,22 @@ bf_popcount64(uint64_t word)
 	}
 	return count;
 #endif
+}
+
+/* base^exponent for a small non-negative exponent, by squaring. */
+static inline double
+bf_power_int(double base, int exponent)
+{
+	double		result = 1.0;
+
+	while (exponent > 0)
+	{
+		if (exponent & 1)
+			result *= base;
+		base *= base;
+		exponent >>= 1;
+	}
+	return result;
 }
 
 /* Leading zero bits of a nonzero word. */

@@ -4,12 +4,12 @@
  *	  The filter API of the pure core (bloom.c).  It owns:
  *	    - the serialised format (the header layout below) and its one
  *	      validator, bf_validate, for every value that comes from outside;
- *	    - sizing: bf_size_for, the one routine every constructor uses;
  *	    - the value hash, bf_hash (XXH3-64 of a value's canonical bytes);
  *	    - the cache-line blocked bit layout: adding and testing hashes;
  *	    - set algebra over bit arrays (union, intersection);
  *	    - estimates: fill, distinct count, current false-positive rate.
- *	  The aggregates' hash buffers are a separate room: hashbuf.h.
+ *	  Sizing (how many blocks and hashes) is sizing.h's, and the
+ *	  aggregates' hash buffers are hashbuf.h's.
  *
  * Nothing here includes a PostgreSQL header, allocates or throws.  Every
  * function works on caller-provided memory and reports problems as a
@@ -98,15 +98,6 @@
 	((uint32_t) ((BF_MAX_VALUE_BYTES - BF_HEADER_SIZE) / BF_BLOCK_BYTES))
 
 /*
- * The lowest target rate sizing accepts.  Values are told apart by a 64-bit
- * hash, so an absent value shares its hash with one of n present values,
- * and is reported present, with probability about n / 2^64 (2^-64 is
- * 5.4e-20) whatever the size of the filter.  At 1e-18 a filter still holds
- * a few values (18 at most); below 2^-64 not even one.
- */
-#define BF_MIN_FPR			1e-18
-
-/*
  * What kind of SQL value a filter holds.  Values of one kind hash alike
  * whatever their exact type (int2/int4/int8/numeric are all BF_KIND_NUMBER),
  * and values of different kinds never meet in one filter.  Persisted: never
@@ -166,37 +157,10 @@ typedef struct BfHeader
 	uint64_t	inserted;
 } BfHeader;
 
-/* What the sizing routine decides for a (capacity, fpr) pair. */
-typedef struct BfSizing
-{
-	uint32_t	nblocks;
-	uint8_t		k;
-	double		bits_per_element;	/* nblocks * 512 / capacity */
-	uint64_t	max_capacity;	/* at this fpr, within BF_MAX_BLOCKS */
-	bool		hash_limited;	/* max_capacity is set by 64-bit hash
-								 * collisions (see BF_MIN_FPR), not size */
-} BfSizing;
-
 /* Describes a status for an error message. */
 extern BF_HIDDEN const char *bf_status_message(BfStatus status);
 
-/* Sizing: the one routine every constructor uses. */
-extern BF_HIDDEN BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
-
-/* The search behind bf_size_for, and its precomputed answers (tests use them). */
-typedef struct BfKnownSizing
-{
-	double		fpr;
-	int			k;
-	double		load;			/* values per block */
-} BfKnownSizing;
-extern BF_HIDDEN const BfKnownSizing bf_known_sizing[];
-extern BF_HIDDEN const int bf_nknown_sizing;
-extern BF_HIDDEN void bf_sizing_search(double fpr, int *k_out, double *load_out);
-extern BF_HIDDEN double bf_blocked_fpr(double load_per_block, int k);
-extern BF_HIDDEN double bf_rate_quantile(uint64_t capacity, uint32_t nblocks,
-										double fpr);
-extern BF_HIDDEN void bf_sizing_forget(void);
+/* Bytes of a value with nblocks blocks, header included. */
 extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 
 /* Header encoding, decoding and validation. */

@@ -22,6 +22,7 @@
 #include "mb/pg_wchar.h"
 
 #include "bloomvalue.h"
+#include "sizing.h"
 
 /* A new, empty filter with the given header, in the current context. */
 Bloom *

@@ -29,6 +29,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "sizing.h"
 #include "fuzz_check.h"
 
 #include <math.h>

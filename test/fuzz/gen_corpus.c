@@ -20,6 +20,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "sizing.h"
 #include "fuzz_check.h"
 
 #include <errno.h>

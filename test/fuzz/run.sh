@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/fuzz/run.sh: coverage-guided fuzzing of bloomfilter's pure core
-# (bloom.c), plus the core's unit tests under AddressSanitizer and UBSan.
+# (bloom.c, sizing.c), plus the core's unit tests under AddressSanitizer and UBSan.
 #
 #   bash test/fuzz/run.sh [SECONDS]           fuzz for SECONDS in all (default 60)
 #   bash test/fuzz/run.sh --regenerate-corpus rewrite corpus/ from gen_corpus.c
@@ -79,7 +79,7 @@ ensure_fuzz_packages() {
 compile() {
 	local output=$1 log=$2
 	shift 2
-	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$repo/hashbuf.c" -lm >"$log" 2>&1
+	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$repo/sizing.c" "$repo/hashbuf.c" -lm >"$log" 2>&1
 }
 
 build_generator() {
@@ -193,7 +193,7 @@ fuzz_target() {
 	fi
 }
 
-# Line, function and branch coverage of bloom.c by both working corpora
+# Line, function and branch coverage of bloom.c and sizing.c by both working corpora
 # after fuzzing.  Informational, not a check: it is the number to watch when
 # the harnesses, the seeds or the core change.
 report_coverage() {
@@ -212,9 +212,9 @@ report_coverage() {
 	done
 	llvm-profdata merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null &&
 		llvm-cov report "$work/cov_validate" -object "$work/cov_sizing" \
-			-instr-profile="$work/cov.profdata" "$repo/bloom.c" >"$work/cov.txt" 2>&1 || return
+			-instr-profile="$work/cov.profdata" "$repo/bloom.c" "$repo/sizing.c" >"$work/cov.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov.txt")
-	note "bloom.c covered by the corpora: ${totals:-unknown}"
+	note "bloom.c and sizing.c covered by the corpora: ${totals:-unknown}"
 }
 
 # The unit tests of the core, built with both sanitizers.  Their own checks

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * test_bloom.c
- *	  Unit tests of the pure core (bloom.c): sizing, layout, the validator,
+ *	  Unit tests of the pure core (bloom.c, sizing.c, hashbuf.c): sizing, layout, the validator,
  *	  set algebra, estimates, and a statistical check that the measured
  *	  false-positive rate stays at the target.
  *
@@ -11,6 +11,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "sizing.h"
 #include "hashbuf.h"
 #include "../compare_u64.h"
 
