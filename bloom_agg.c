@@ -1,11 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * bloom_agg.c
- *	  The aggregates: bloom_agg in its three forms, bloom_union_agg and
- *	  bloom_intersection_agg, with the combine, serialize and deserialize
- *	  functions that parallel plans need.  In sections: the hash buffer's
+ *	  bloom_agg in its three forms, with the combine, serialize and
+ *	  deserialize functions that parallel plans need.  In sections: the hash buffer's
  *	  memory, what to do with a full buffer, the transition, final and
- *	  combine, serialize and deserialize, then the set aggregates.
+ *	  combine, serialize and deserialize.  The aggregates over filters
+ *	  (bloom_union_agg, bloom_intersection_agg) are bloom_setagg.c's.
  *	  De-duplication itself is the core's (hashbuf.c); the temporary file
  *	  of a state past its memory budget is hashspill.c's; the parallel
  *	  leader's hand-over of its own state is handover.c's.
@@ -199,29 +199,11 @@ typedef struct BloomAggState
 	int			maxruns;
 } BloomAggState;
 
-/* State of bloom_union_agg and bloom_intersection_agg. */
-typedef struct BloomSetAggState
-{
-	Bloom	   *filter;
-} BloomSetAggState;
-
 /* Whether part is at most three quarters of whole: a quarter or more gone. */
 static inline bool
 AtMostThreeQuarters(Size part, Size whole)
 {
 	return part <= whole * 3 / 4;
-}
-
-static MemoryContext
-AggregateContext(FunctionCallInfo fcinfo, const char *name)
-{
-	MemoryContext aggcontext;
-
-	if (!AggCheckCallContext(fcinfo, &aggcontext))
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("%s can only be called by an aggregate", name)));
-	return aggcontext;
 }
 
 /* Writes the kind of the state's values into a filter's header. */
@@ -665,7 +647,7 @@ static pg_noinline BloomAggState *
 FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 {
 	BloomAggState *state = NewAggState(fcinfo, capacity, fpr,
-									   AggregateContext(fcinfo, "bloom_agg"));
+									   AggregateMemoryContext(fcinfo, "bloom_agg"));
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = ColumnKeyType(fcinfo);
@@ -1055,7 +1037,7 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	BfHeader	header;
 	Bloom	   *bloom;
 
-	AggregateContext(fcinfo, "bloom_agg_final");
+	AggregateMemoryContext(fcinfo, "bloom_agg_final");
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
@@ -1105,7 +1087,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_combine);
 Datum
 bloom_agg_combine(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg_combine");
+	MemoryContext aggcontext = AggregateMemoryContext(fcinfo, "bloom_agg_combine");
 	BloomAggState *into = PG_ARGISNULL(0) ? NULL
 		: (BloomAggState *) PG_GETARG_POINTER(0);
 	BloomAggState *from = PG_ARGISNULL(1) ? NULL
@@ -1314,7 +1296,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	uint64	   *in_message = NULL;
 	const Plan *consumer;
 
-	AggregateContext(fcinfo, "bloom_agg_serialize");
+	AggregateMemoryContext(fcinfo, "bloom_agg_serialize");
 	consumer = HandOverConsumer(fcinfo);
 	if (state->spill != NULL && consumer != NULL)
 	{
@@ -1383,7 +1365,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_deserialize);
 Datum
 bloom_agg_deserialize(PG_FUNCTION_ARGS)
 {
-	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_agg_deserialize");
+	MemoryContext aggcontext = AggregateMemoryContext(fcinfo, "bloom_agg_deserialize");
 	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
 	StringInfoData buf;
 	BloomAggState *state;
@@ -1455,146 +1437,5 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 	}
 	pq_getmsgend(&buf);
-	PG_RETURN_POINTER(state);
-}
-
-/* ---------------------------------------------------------------------
- * bloom_union_agg and bloom_intersection_agg
- * ---------------------------------------------------------------------
- */
-
-static BloomSetAggState *
-NewSetAggState(Bloom *first, MemoryContext aggcontext)
-{
-	BloomSetAggState *state = MemoryContextAlloc(aggcontext, sizeof(BloomSetAggState));
-
-	state->filter = MemoryContextAlloc(aggcontext, VARSIZE(first));
-	memcpy(state->filter, first, VARSIZE(first));
-	return state;
-}
-
-/* Not STRICT: the state starts as NULL, and NULL filters are skipped. */
-static Datum
-SetAggAdd(FunctionCallInfo fcinfo, bool is_union)
-{
-	MemoryContext aggcontext = AggregateContext(fcinfo, is_union ? "bloom_union_agg" : "bloom_intersection_agg");
-	BloomSetAggState *state = PG_ARGISNULL(0) ? NULL
-		: (BloomSetAggState *) PG_GETARG_POINTER(0);
-
-	if (PG_ARGISNULL(1))
-	{
-		if (state == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(state);
-	}
-	if (state == NULL)
-		state = NewSetAggState(PG_GETARG_BLOOM_P(1), aggcontext);
-	else
-		BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union, false);
-	PG_RETURN_POINTER(state);
-}
-
-/* Merges two partial states of a parallel plan. */
-static Datum
-SetAggCombine(FunctionCallInfo fcinfo, bool is_union)
-{
-	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom set aggregate combine");
-	BloomSetAggState *into = PG_ARGISNULL(0) ? NULL
-		: (BloomSetAggState *) PG_GETARG_POINTER(0);
-	BloomSetAggState *from = PG_ARGISNULL(1) ? NULL
-		: (BloomSetAggState *) PG_GETARG_POINTER(1);
-
-	if (from == NULL)
-	{
-		if (into == NULL)
-			PG_RETURN_NULL();
-		PG_RETURN_POINTER(into);
-	}
-	if (into == NULL)
-		PG_RETURN_POINTER(NewSetAggState(from->filter, aggcontext));
-	BloomCombineInto(into->filter, from->filter, is_union, false);
-	PG_RETURN_POINTER(into);
-}
-
-PG_FUNCTION_INFO_V1(bloom_union_agg_add);
-/* Transition of bloom_union_agg. */
-Datum
-bloom_union_agg_add(PG_FUNCTION_ARGS)
-{
-	return SetAggAdd(fcinfo, true);
-}
-
-PG_FUNCTION_INFO_V1(bloom_intersection_agg_add);
-/* Transition of bloom_intersection_agg. */
-Datum
-bloom_intersection_agg_add(PG_FUNCTION_ARGS)
-{
-	return SetAggAdd(fcinfo, false);
-}
-
-PG_FUNCTION_INFO_V1(bloom_union_agg_combine);
-/* Combine function of bloom_union_agg. */
-Datum
-bloom_union_agg_combine(PG_FUNCTION_ARGS)
-{
-	return SetAggCombine(fcinfo, true);
-}
-
-PG_FUNCTION_INFO_V1(bloom_intersection_agg_combine);
-/* Combine function of bloom_intersection_agg. */
-Datum
-bloom_intersection_agg_combine(PG_FUNCTION_ARGS)
-{
-	return SetAggCombine(fcinfo, false);
-}
-
-PG_FUNCTION_INFO_V1(bloom_set_agg_final);
-/* Final function of bloom_union_agg and bloom_intersection_agg. */
-Datum
-bloom_set_agg_final(PG_FUNCTION_ARGS)
-{
-	BloomSetAggState *state;
-	Bloom	   *copy;
-	BfHeader	header;
-
-	AggregateContext(fcinfo, "bloom_set_agg_final");
-	if (PG_ARGISNULL(0))
-		PG_RETURN_NULL();
-	state = (BloomSetAggState *) PG_GETARG_POINTER(0);
-	copy = (Bloom *) palloc(VARSIZE(state->filter));
-	memcpy(copy, state->filter, VARSIZE(state->filter));
-	BloomReadHeader(copy, &header);
-	WarnIfOverfilled(copy, &header);
-	PG_RETURN_BLOOM_P(copy);
-}
-
-PG_FUNCTION_INFO_V1(bloom_set_agg_serialize);
-/* A set aggregate's state is its filter: serialised as the filter's bytes. */
-Datum
-bloom_set_agg_serialize(PG_FUNCTION_ARGS)
-{
-	BloomSetAggState *state = (BloomSetAggState *) PG_GETARG_POINTER(0);
-	bytea	   *out = palloc(VARSIZE(state->filter));
-
-	AggregateContext(fcinfo, "bloom_set_agg_serialize");
-	memcpy(out, state->filter, VARSIZE(state->filter));
-	PG_RETURN_BYTEA_P(out);
-}
-
-PG_FUNCTION_INFO_V1(bloom_set_agg_deserialize);
-/* Reads a set aggregate's state through the validator. */
-Datum
-bloom_set_agg_deserialize(PG_FUNCTION_ARGS)
-{
-	MemoryContext aggcontext = AggregateContext(fcinfo, "bloom_set_agg_deserialize");
-	bytea	   *raw = PG_GETARG_BYTEA_PP(0);
-	BloomSetAggState *state = MemoryContextAlloc(aggcontext, sizeof(BloomSetAggState));
-	MemoryContext old = MemoryContextSwitchTo(aggcontext);
-
-	state->filter = BloomFromBytes((const uint8 *) VARDATA_ANY(raw),
-								   VARSIZE_ANY_EXHDR(raw),
-								   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
-								   "invalid serialised bloom aggregate state", NULL);
-	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
 }

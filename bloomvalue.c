@@ -205,6 +205,18 @@ BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 						KeyHash(key, value, header->seed, header->version));
 }
 
+MemoryContext
+AggregateMemoryContext(FunctionCallInfo fcinfo, const char *name)
+{
+	MemoryContext aggcontext;
+
+	if (!AggCheckCallContext(fcinfo, &aggcontext))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("%s can only be called by an aggregate", name)));
+	return aggcontext;
+}
+
 /*
  * Bytes of bits handled between two checks for a cancel: whole-filter
  * loops cover up to 750 MB, and a user's cancel must be answered well

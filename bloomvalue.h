@@ -50,6 +50,10 @@ BloomDataLen(const Bloom *bloom)
  */
 #define BLOOM_DEFAULT_FPR 0.01
 
+/* The aggregate's memory context; an ERROR outside an aggregate. */
+extern BF_HIDDEN MemoryContext AggregateMemoryContext(FunctionCallInfo fcinfo,
+													 const char *name);
+
 /* A new, empty filter with the given header, in the current context. */
 extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
 
