@@ -6,7 +6,7 @@
 # PostgreSQL allocates at most 1 GB - 1 for that line, in the server and in
 # pg_dump alike; bloom.h caps a value at 750,000,000 bytes so that its text
 # stays within 1,000,000,006 characters.  In a throwaway cluster of its own
-# (port 5551, unix socket only) this:
+# (port 5552, unix socket only) this:
 #   1. takes from the sizing error how many values fit at 1%, and checks
 #      that that many take the largest filter and one more is refused;
 #   2. builds that filter with bloom_agg (749,999,992 bytes, a million
@@ -27,8 +27,7 @@ set -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-PGBIN=/usr/lib/postgresql/15/bin
-PORT=5551
+PORT=5552
 STARTED=$(date +%s)
 
 # The largest value bloom.h allows: the header and as many 64-byte blocks
@@ -173,6 +172,12 @@ too_large_input() {
 
 main() {
 	cleanup_on_exit cleanup
+	# The server of pg_config's major (sets PGBIN), and GNU time for the
+	# peak memory of pg_dump and pg_restore.
+	if ! ensure_postgresql time; then
+		not_ok "the PostgreSQL server and GNU time are installed"
+		finish_timed
+	fi
 	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed

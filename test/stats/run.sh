@@ -14,8 +14,7 @@ set -o pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
-PGBIN=/usr/lib/postgresql/15/bin
-PORT=5541
+PORT=5543
 STARTED=$(date +%s)
 
 work=""
@@ -42,6 +41,10 @@ sql() {
 
 main() {
 	cleanup_on_exit cleanup
+	if ! ensure_postgresql; then	# the server of pg_config's major; sets PGBIN
+		not_ok "the PostgreSQL server is installed"
+		finish_timed
+	fi
 	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
