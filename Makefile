@@ -5,11 +5,12 @@ EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o hashbuf.o \
-	bloomvalue.o keykind.o probecache.o bloomfilter.o bloom_agg.o handover.o
+	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
+	bloom_agg.o handover.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment aggregates errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8
@@ -27,7 +28,7 @@ include $(PGXS)
 SHLIB_LINK += -lm
 
 CORE_HEADERS = bloom.h bf_port.h hashbuf.h
-GLUE_HEADERS = bloomvalue.h keykind.h probecache.h handover.h
+GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.

@@ -84,6 +84,20 @@ CREATE FUNCTION bloom_hash_extended(bloom, bigint) RETURNS bigint
 COMMENT ON FUNCTION bloom_hash_extended(bloom, bigint) IS 'extended hash support';
 
 -- ---------------------------------------------------------------------
+-- Planner support: selectivity and cost of a probe
+-- ---------------------------------------------------------------------
+
+CREATE FUNCTION bloom_contains_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_support(internal) IS 'planner support of bloom_contains: selectivity and cost';
+CREATE FUNCTION bloom_contains_sel(internal, oid, internal, integer) RETURNS double precision
+	AS 'MODULE_PATHNAME' LANGUAGE C STABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_contains_sel(internal, oid, internal, integer) IS 'restriction selectivity of @> and <@';
+CREATE FUNCTION bloom_add_support(internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_add_support(internal) IS 'planner support of bloom_add and bloom_add_all: in-place updates of PL/pgSQL variables (PostgreSQL 18)';
+
+-- ---------------------------------------------------------------------
 -- Construction, adding and probing
 -- ---------------------------------------------------------------------
 
@@ -93,20 +107,24 @@ COMMENT ON FUNCTION bloom_empty(bigint, double precision) IS 'empty filter sized
 
 -- Not STRICT: adding NULL must return the filter, not lose it.
 CREATE FUNCTION bloom_add(bloom, anycompatible) RETURNS bloom
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE
+	SUPPORT bloom_add_support;
 COMMENT ON FUNCTION bloom_add(bloom, anycompatible) IS 'filter with the value added';
 
 CREATE FUNCTION bloom_contains(bloom, anycompatible) RETURNS boolean
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT bloom_contains_support;
 COMMENT ON FUNCTION bloom_contains(bloom, anycompatible) IS 'false if the value was never added; true if it may have been';
 
 CREATE FUNCTION bloom_contained_by(anycompatible, bloom) RETURNS boolean
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	SUPPORT bloom_contains_support;
 COMMENT ON FUNCTION bloom_contained_by(anycompatible, bloom) IS 'bloom_contains with the arguments swapped';
 
 -- Not STRICT, like bloom_add; NULL elements are skipped.
 CREATE FUNCTION bloom_add_all(bloom, anycompatiblearray) RETURNS bloom
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE
+	SUPPORT bloom_add_support;
 COMMENT ON FUNCTION bloom_add_all(bloom, anycompatiblearray) IS 'filter with every array element added, in one pass';
 
 CREATE FUNCTION bloom_contains_all(bloom, anycompatiblearray) RETURNS boolean
@@ -176,11 +194,11 @@ COMMENT ON FUNCTION bloom_params(bigint, double precision) IS 'size bloom_empty 
 
 CREATE OPERATOR @> (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_contains,
-	COMMUTATOR = <@
+	COMMUTATOR = <@, RESTRICT = bloom_contains_sel
 );
 CREATE OPERATOR <@ (
 	LEFTARG = anycompatible, RIGHTARG = bloom, FUNCTION = bloom_contained_by,
-	COMMUTATOR = @>
+	COMMUTATOR = @>, RESTRICT = bloom_contains_sel
 );
 CREATE OPERATOR + (
 	LEFTARG = bloom, RIGHTARG = anycompatible, FUNCTION = bloom_add

@@ -27,6 +27,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 
+#include "bloomexpanded.h"
 #include "handover.h"
 #include "probecache.h"
 
@@ -328,6 +329,7 @@ bloom_add(PG_FUNCTION_ARGS)
 	Bloom	   *bloom;
 	BfHeader	header;
 	KeyType    *key;
+	Datum		result;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -335,13 +337,13 @@ bloom_add(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	key = CallSiteKeyOfArg(fcinfo, 1);
-	bloom = PG_GETARG_BLOOM_P_COPY(0);
+	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
 	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
 	BloomWriteHeader(bloom, &header);
 	WarnIfOverfilled(bloom, &header);
-	PG_RETURN_BLOOM_P(bloom);
+	PG_RETURN_DATUM(result);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains);
@@ -371,6 +373,23 @@ KeyTypeOfArray(FunctionCallInfo fcinfo, ArrayType *array)
 	return CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
 }
 
+/*
+ * Adds a batch of hashes, header first: a filter changed in place must be
+ * whole at every step, should a later value's hashing fail (bits without a
+ * key kind would make the value invalid).
+ */
+static void
+AddPendingHashes(Bloom *bloom, BfHeader *header, const KeyType *key,
+				 const uint64 *hashes, int n)
+{
+	if (n == 0)
+		return;
+	KeyKindIntoHeader(header, key);
+	header->inserted = bf_count_add(header->inserted, n);
+	BloomWriteHeader(bloom, header);
+	bf_add_hashes(bf_bits(BloomData(bloom)), header->nblocks, header->k, hashes, n);
+}
+
 PG_FUNCTION_INFO_V1(bloom_add_all);
 /*
  * bloom_add_all(filter, values[]): one copy of the filter for all values,
@@ -389,6 +408,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	bool		isnull;
 	uint64		pending[256];
 	int			npending = 0;
+	Datum		result;
 
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
@@ -397,7 +417,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 
 	array = PG_GETARG_ARRAYTYPE_P(1);
 	key = KeyTypeOfArray(fcinfo, array);
-	bloom = PG_GETARG_BLOOM_P_COPY(0);
+	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
 
@@ -409,22 +429,16 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		if (isnull)
 			continue;
 		pending[npending++] = KeyHash(key, value, header.seed, header.version);
-		header.inserted = bf_count_add(header.inserted, 1);
 		if (npending == lengthof(pending))
 		{
-			bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
-						  pending, npending);
+			AddPendingHashes(bloom, &header, key, pending, npending);
 			npending = 0;
 		}
 	}
 	array_free_iterator(iterator);
-	bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k,
-				  pending, npending);
-	if (header.inserted > 0)
-		KeyKindIntoHeader(&header, key);
-	BloomWriteHeader(bloom, &header);
+	AddPendingHashes(bloom, &header, key, pending, npending);
 	WarnIfOverfilled(bloom, &header);
-	PG_RETURN_BLOOM_P(bloom);
+	PG_RETURN_DATUM(result);
 }
 
 /*

@@ -33,7 +33,6 @@
 #include "catalog/pg_database.h"
 #include "catalog/pg_type.h"
 #include "lib/stringinfo.h"
-#include "libpq/pqformat.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -188,6 +187,40 @@ TypeNameOfTag(uint32 tag)
 }
 
 /*
+ * Whether typid is a container whose hash is made of its parts' own
+ * hashes, and if so, the parts' types: an array's element, a range's
+ * subtype, a multirange's range, a composite's columns.  (An anonymous
+ * record is not: its columns are known only per value.)
+ */
+static bool
+ComponentTypes(Oid typid, List **components)
+{
+	Oid			inner;
+
+	*components = NIL;
+	if (OidIsValid(inner = get_element_type(typid)))
+		*components = list_make1_oid(inner);
+	else if (type_is_range(typid))
+		*components = list_make1_oid(get_range_subtype(typid));
+#if PG_VERSION_NUM >= 140000
+	else if (type_is_multirange(typid))
+		*components = list_make1_oid(get_multirange_range(typid));
+#endif
+	else if (type_is_rowtype(typid) && typid != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
+
+		for (int i = 0; i < desc->natts; i++)
+			if (!TupleDescAttr(desc, i)->attisdropped)
+				*components = lappend_oid(*components, TupleDescAttr(desc, i)->atttypid);
+		ReleaseTupleDesc(desc);
+	}
+	else
+		return false;
+	return true;
+}
+
+/*
  * Whether a type's extended hash depends on OIDs that a dump and restore
  * renumber (or that re-creating a role changes): enums (hashed by label OID)
  * inside arrays, ranges and composites, oid and the reg* types, oidvector,
@@ -196,7 +229,7 @@ TypeNameOfTag(uint32 tag)
 static bool
 HashDependsOnOids(Oid typid)
 {
-	Oid			inner;
+	List	   *components;
 
 	typid = getBaseType(typid);
 	if (type_is_enum(typid))
@@ -219,24 +252,13 @@ HashDependsOnOids(Oid typid)
 		case ACLITEMOID:
 			return true;
 	}
-	if (OidIsValid(inner = get_element_type(typid)))
-		return HashDependsOnOids(inner);
-	if (type_is_range(typid))
-		return HashDependsOnOids(get_range_subtype(typid));
-#if PG_VERSION_NUM >= 140000
-	if (type_is_multirange(typid))
-		return HashDependsOnOids(get_multirange_range(typid));
-#endif
-	if (type_is_rowtype(typid) && typid != RECORDOID)
+	if (ComponentTypes(typid, &components))
 	{
-		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
-		bool		depends = false;
+		ListCell   *lc;
 
-		for (int i = 0; i < desc->natts && !depends; i++)
-			if (!TupleDescAttr(desc, i)->attisdropped)
-				depends = HashDependsOnOids(TupleDescAttr(desc, i)->atttypid);
-		ReleaseTupleDesc(desc);
-		return depends;
+		foreach(lc, components)
+			if (HashDependsOnOids(lfirst_oid(lc)))
+				return true;
 	}
 	return false;
 }
@@ -258,7 +280,7 @@ typedef enum HashEnvironment
 static HashEnvironment
 TypeHashEnvironment(Oid typid)
 {
-	Oid			inner;
+	List	   *components;
 
 	typid = getBaseType(typid);
 	switch (typid)
@@ -300,23 +322,13 @@ TypeHashEnvironment(Oid typid)
 		case JSONBOID:
 			return HASH_ENV_ENCODING;
 	}
-	if (OidIsValid(inner = get_element_type(typid)))
-		return TypeHashEnvironment(inner);
-	if (type_is_range(typid))
-		return TypeHashEnvironment(get_range_subtype(typid));
-#if PG_VERSION_NUM >= 140000
-	if (type_is_multirange(typid))
-		return TypeHashEnvironment(get_multirange_range(typid));
-#endif
-	if (type_is_rowtype(typid) && typid != RECORDOID)
+	if (ComponentTypes(typid, &components))
 	{
-		TupleDesc	desc = lookup_rowtype_tupdesc(typid, -1);
 		HashEnvironment env = HASH_ENV_NONE;
+		ListCell   *lc;
 
-		for (int i = 0; i < desc->natts; i++)
-			if (!TupleDescAttr(desc, i)->attisdropped)
-				env = Max(env, TypeHashEnvironment(TupleDescAttr(desc, i)->atttypid));
-		ReleaseTupleDesc(desc);
+		foreach(lc, components)
+			env = Max(env, TypeHashEnvironment(lfirst_oid(lc)));
 		return env;
 	}
 	return HASH_ENV_LOCALE;
@@ -471,6 +483,23 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 	key->typid = typid;
 }
 
+bool
+KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation)
+{
+	Oid			basetype = getBaseType(typid);
+
+	memset(key, 0, sizeof(*key));
+	key->kind = BuiltinKeyKind(basetype);
+	if (key->kind == BF_KIND_OTHER ||
+		(type_is_collatable(basetype) && OidIsValid(collation) &&
+		 !get_collation_isdeterministic(collation)))
+		return false;
+	key->basetype = basetype;
+	key->collation = collation;
+	key->typid = typid;
+	return true;
+}
+
 KeyType *
 KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid)
 {
@@ -576,7 +605,7 @@ static uint64
 HashNumericDigits(Datum value, uint64 seed)
 {
 	bytea	   *sent = DatumGetByteaPP(DirectFunctionCall1(numeric_send, value));
-	StringInfoData buf;
+	const uint8 *words = (const uint8 *) VARDATA_ANY(sent);
 	int			ndigits;
 	int			weight;
 	uint16		sign;
@@ -585,17 +614,17 @@ HashNumericDigits(Datum value, uint64 seed)
 	int64		integer;
 	uint64		hash;
 
-	buf.data = VARDATA_ANY(sent);
-	buf.len = VARSIZE_ANY_EXHDR(sent);
-	buf.maxlen = buf.len;
-	buf.cursor = 0;
-	ndigits = (int16) pq_getmsgint(&buf, 2);
-	weight = (int16) pq_getmsgint(&buf, 2);
-	sign = (uint16) pq_getmsgint(&buf, 2);
-	(void) pq_getmsgint(&buf, 2);	/* the display scale: 0.5 = 0.50 */
-	digits = palloc((ndigits + 2) * sizeof(uint16));
+	/* big-endian 16-bit words: ndigits, weight, sign, display scale, digits */
+#define SENT_WORD(i) ((uint16) (words[2 * (i)] << 8 | words[2 * (i) + 1]))
+	ndigits = (int16) SENT_WORD(0);
+	weight = (int16) SENT_WORD(1);
+	sign = SENT_WORD(2);
+	/* the display scale (word 3) does not count: 0.5 = 0.50 */
+	Assert(VARSIZE_ANY_EXHDR(sent) == 8 + 2 * (Size) ndigits);
+	digits = palloc((ndigits + 1) * sizeof(uint16));
 	for (int i = 0; i < ndigits; i++)
-		digits[i] = (uint16) pq_getmsgint(&buf, 2);
+		digits[i] = SENT_WORD(4 + i);
+#undef SENT_WORD
 
 	while (first < ndigits && digits[first] == 0)
 	{

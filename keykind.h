@@ -36,6 +36,13 @@ typedef struct KeyType
  */
 extern BF_HIDDEN KeyType *KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid);
 
+/*
+ * For the planner, which must not throw: sets up *key for values of typid
+ * if they take one of the built-in kinds (number, text, ...) and returns
+ * true; false for any other type, which only execution may judge.
+ */
+extern BF_HIDDEN bool KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation);
+
 /* The same for argument argno, whose type is fixed per call site. */
 extern BF_HIDDEN KeyType *KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno);
 

@@ -17,6 +17,7 @@
 #include "nodes/primnodes.h"
 #include "nodes/pg_list.h"
 
+#include "bloomexpanded.h"
 #include "probecache.h"
 
 #if PG_VERSION_NUM < 140000
@@ -173,8 +174,11 @@ ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
 	}
 	else
 	{
-		Bloom	   *bloom = DatumGetBloomP(PointerGetDatum(raw));
+		/* an expanded value (a PL/pgSQL variable) is read where it is */
+		Bloom	   *bloom = ExpandedBloomFlat(PointerGetDatum(raw));
 
+		if (bloom == NULL)
+			bloom = DatumGetBloomP(PointerGetDatum(raw));
 		ProbeHeader(fcinfo, bloom, header);
 		return bloom;
 	}

@@ -122,3 +122,35 @@ SELECT bloom_union_agg(f) IS NOT NULL AS union_aggregate_warns FROM overfilled, 
 SELECT (bloom_info(bloom_add_all(bloom_empty(1000), array_agg(i)))).over_capacity AS at_capacity,
        (bloom_info(bloom_agg(i))).over_capacity AS self_sized
 FROM generate_series(1, 1000) i;
+
+-- a PL/pgSQL loop, nested calls and the operator build the same filter as
+-- one bloom_add_all, and a loop can probe what it built (from PostgreSQL 18
+-- on the loop changes its variable in place instead of copying it)
+CREATE FUNCTION loop_adds(n int) RETURNS bloom
+LANGUAGE plpgsql AS $$
+DECLARE
+	f bloom := bloom_empty(1000);
+	found int := 0;
+BEGIN
+	FOR i IN 1..n LOOP
+		f := bloom_add(f, i);
+		IF f @> i THEN
+			found := found + 1;
+		END IF;
+		f := f + (i + 100000);
+		f := bloom_add_all(f, ARRAY[i + 200000]);
+	END LOOP;
+	IF found <> n THEN
+		RAISE EXCEPTION 'only % of % values found', found, n;
+	END IF;
+	RETURN f;
+END
+$$;
+SELECT loop_adds(300) = bloom_add_all(bloom_empty(1000),
+                                      ARRAY(SELECT unnest(ARRAY[i, i + 100000, i + 200000])
+                                            FROM generate_series(1, 300) i)) AS loop_equals_add_all,
+       bloom_add(bloom_add(bloom_add(bloom_empty(10), 1), 2), 3) = bloom_add_all(bloom_empty(10), ARRAY[1, 2, 3])
+           AS nested_equals_add_all;
+CREATE TABLE loop_filter AS SELECT loop_adds(50) AS f;
+SELECT f = loop_adds(50) AS stored_equals_built, f::text::bloom = f AS text_round_trip FROM loop_filter;
+DROP TABLE loop_filter;

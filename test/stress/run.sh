@@ -1,12 +1,13 @@
 #!/bin/bash
-# run.sh: the stress tests of bloomfilter: concurrency, crash recovery and
-# memory, each in its own throwaway cluster on 127.0.0.1 (ports 5511-5513).
+# run.sh: the stress tests of bloomfilter: concurrency, crash recovery,
+# memory and the cookbook's sync recipes under concurrent inserts, each in
+# its own throwaway cluster on 127.0.0.1 (ports 5511-5514).
 #
 # Run as root on a machine where the extension is installed (CI runs it
 # after scripts/test.sh); installs the server of pg_config's PostgreSQL
 # major if it is missing.  Prints one "ok - ..." or "not ok - ..." line per
 # check, "#" lines of context, and last "N passed, N failed"; exits non-zero
-# if a check failed.  Takes about 1.5 minutes on a busy 2-core machine.
+# if a check failed.  Takes about 2 minutes on a busy 2-core machine.
 set -u
 
 STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -16,6 +17,7 @@ STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$STRESS_DIR/concurrency.sh"
 . "$STRESS_DIR/crash.sh"
 . "$STRESS_DIR/memory.sh"
+. "$STRESS_DIR/recipes.sh"
 
 # A signal still ends with the counts line, and exits so that the EXIT
 # trap cleans up.
@@ -39,6 +41,7 @@ main() {
 	run_concurrency
 	run_crash
 	run_memory
+	run_recipes
 	echo "# stress tests took $((SECONDS - started)) s"
 	finish
 }
