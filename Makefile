@@ -27,6 +27,12 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
+# Soft input errors (pg_input_is_valid) exist from PostgreSQL 16 on; on 15
+# that test would only show that the functions are missing.
+ifeq ($(shell test $(MAJORVERSION) -ge 16 && echo yes),yes)
+REGRESS += soft_input
+endif
+
 CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)

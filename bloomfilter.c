@@ -45,6 +45,13 @@ _PG_init(void)
 #define BLOOM_TEXT_PREFIX		"bloom:"
 #define BLOOM_TEXT_PREFIX_LEN	(sizeof(BLOOM_TEXT_PREFIX) - 1)
 
+/* The binary side of common/base64.h: uint8 from PostgreSQL 18 on. */
+#if PG_VERSION_NUM >= 180000
+typedef uint8 Base64Byte;
+#else
+typedef char Base64Byte;
+#endif
+
 /* ---------------------------------------------------------------------
  * Type I/O
  * ---------------------------------------------------------------------
@@ -75,7 +82,7 @@ bloom_in(PG_FUNCTION_ARGS)
 	size_t		input_len = strlen(input);
 	const char *encoded = input + BLOOM_TEXT_PREFIX_LEN;
 	int			encoded_len;
-	char	   *decoded;
+	Base64Byte *decoded;
 	int			decoded_len;
 	Bloom	   *bloom;
 
@@ -144,7 +151,7 @@ bloom_out(PG_FUNCTION_ARGS)
 
 	text = palloc(encoded_max);
 	memcpy(text, BLOOM_TEXT_PREFIX, BLOOM_TEXT_PREFIX_LEN);
-	encoded_len = pg_b64_encode((const char *) BloomData(bloom), (int) len,
+	encoded_len = pg_b64_encode((const Base64Byte *) BloomData(bloom), (int) len,
 								text + BLOOM_TEXT_PREFIX_LEN,
 								(int) (encoded_max - BLOOM_TEXT_PREFIX_LEN));
 	if (encoded_len < 0)

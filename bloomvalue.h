@@ -13,6 +13,9 @@
 
 #include "fmgr.h"
 #include "nodes/nodes.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
 #include "bloom.h"
 #include "keykind.h"

@@ -1,5 +1,6 @@
 #!/bin/bash
 # Runs the tests of bloomfilter and ends with "N passed, N failed":
+#   0. the build itself: a compiler warning counts as a failure;
 #   1. the pure core's unit tests (plain cc, no PostgreSQL);
 #   2. the pg_regress suite, in a throwaway cluster (pg_virtualenv);
 #   3. the suites under test/*/run.sh, each of which starts its own servers
@@ -39,7 +40,14 @@ if ! ensure_build_tools; then
 	echo "0 passed, 1 failed"
 	exit 1
 fi
-make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+# The compiler's messages are kept: a warning counts as a failure below.
+build_log=$(mktemp)
+if ! { make -s with_llvm=no >/dev/null && make -s with_llvm=no install >/dev/null; } 2>"$build_log"; then
+	cat "$build_log"
+	echo "build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
 
 # The package suite reinstalls the extension from a .deb and back: keep it last.
 if [ -n "$quick" ]; then
@@ -67,6 +75,17 @@ count_suite() {
 	passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
 	failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
 }
+
+# A build warning on one PostgreSQL major is often an error on the next.
+echo "== build warnings"
+cat "$build_log"
+if grep -q 'warning:' "$build_log"; then
+	echo "0 passed, 1 failed" >"$log/build-count.txt"
+else
+	echo "1 passed, 0 failed" >"$log/build-count.txt"
+fi
+rm -f "$build_log"
+count_suite "build warnings" "$log/build-count.txt"
 
 echo "== core unit tests"
 make -s unittest >"$log/unit.txt" 2>&1
