@@ -4,7 +4,7 @@
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
-OBJS = bloom.o hashbuf.o \
+OBJS = bloom.o hashbuf.o canonical.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
 	bloom_agg.o handover.o
 DATA = bloomfilter--1.0.sql
@@ -27,7 +27,7 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
-CORE_HEADERS = bloom.h bf_port.h hashbuf.h
+CORE_HEADERS = bloom.h bf_port.h hashbuf.h canonical.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
