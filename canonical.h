@@ -56,11 +56,18 @@
 static inline uint64_t
 bf_hash_int64(int64_t value, uint64_t seed)
 {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the value's own bytes: byte stores would stall the hash's 8-byte load */
+	uint64_t	bytes = (uint64_t) value;
+
+	return bf_hash(&bytes, sizeof(bytes), seed);
+#else
 	uint8_t		bytes[8];
 
 	for (int i = 0; i < 8; i++)
 		bytes[i] = (uint8_t) ((uint64_t) value >> (8 * i));
 	return bf_hash(bytes, sizeof(bytes), seed);
+#endif
 }
 
 /* -0 and 0 are equal in SQL, and so are all NaNs. */
