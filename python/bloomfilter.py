@@ -312,11 +312,15 @@ class Filter:
 
     # ---- keys ---------------------------------------------------------
 
-    def _call(self, key, contains):
-        """Dispatches one key by its Python type; 1 or 0 for a probe."""
+    def _call(self, key, contains, error=None):
+        """Dispatches one key by its Python type; 1 or 0 for a probe.
+
+        The first attempt passes no error structure (building one costs as
+        much as the probe); a failure is repeated with one, for its
+        message: the library's functions fail the same way every time and
+        change nothing when they do."""
         h = self._handle
-        error = _Error()
-        e = _ctypes.byref(error)
+        e = None if error is None else _ctypes.byref(error)
         if isinstance(key, bool):
             result = (_lib.bfc_contains_bool if contains else _lib.bfc_add_bool)(h, key, e)
         elif isinstance(key, int):
@@ -354,6 +358,9 @@ class Filter:
                             "uuid.UUID, bool, datetime.date or datetime.datetime, not %s"
                             % type(key).__name__)
         if result < 0:
+            if error is None:
+                error = _Error()
+                self._call(key, contains, error)
             _raise(error)
         return result
 
