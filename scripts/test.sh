@@ -46,7 +46,7 @@ if [ -n "$quick" ]; then
 	SUITES=${SUITES-docs property}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property docs fdw stress package}
+	SUITES=${SUITES-fuzz property docs fdw stress client package}
 	REGRESS_LARGE=large
 fi
 
