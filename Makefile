@@ -82,5 +82,10 @@ install-client: client
 	install -m 644 client/bloomfilter.h '$(DESTDIR)$(PREFIX)/include/bloomfilter.h'
 	install -m 755 client/bloomfilter-cli '$(DESTDIR)$(PREFIX)/bin/'
 
-EXTRA_CLEAN += $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \
-	client/libbloomfilter.so client/bloomfilter-cli
+# A prerequisite of PGXS's clean: EXTRA_CLEAN set after including PGXS is
+# not seen by its clean rule.
+.PHONY: clean-client
+clean-client:
+	rm -f $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \
+		client/libbloomfilter.so client/bloomfilter-cli
+clean: clean-client
