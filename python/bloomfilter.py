@@ -181,6 +181,8 @@ def _bind(lib):
         "bfc_add_date": (_ctypes.c_int, [P, _ctypes.c_int32, E]),
         "bfc_contains_timestamp": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_int64, E]),
         "bfc_add_timestamp": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_int64, E]),
+        "bfc_contains_str": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
+        "bfc_add_str": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
         "bfc_contains_str_as": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, size, E]),
         "bfc_add_str_as": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, size, E]),
         "bfc_contains_int64_many": (_ctypes.c_int, [P, P, size, P, E]),
@@ -374,6 +376,22 @@ class Filter:
     def add(self, key):
         """Adds ``key``; the filter takes the key's kind if it had none."""
         self._call(key, False)
+
+    def contains_str(self, text):
+        """The key spelled as text, read as the server's input function for
+        the filter's kind would read it: "0.50" or "5e-1" for a number
+        filter, a uuid in either case with or without braces, "yes" for a
+        boolean, "\\x00ff" for bytea, ISO 8601 for dates and timestamps
+        (see the README for what is refused).  For keys that arrive as
+        strings.  A filter with no kind yet answers False."""
+        data = text.encode("utf-8")
+        return _checked(_lib.bfc_contains_str, self._handle, data, len(data)) == 1
+
+    def add_str(self, text):
+        """Adds the key spelled as text, read as :meth:`contains_str` reads
+        it; the filter needs a kind (from :meth:`empty` or a first key)."""
+        data = text.encode("utf-8")
+        _checked(_lib.bfc_add_str, self._handle, data, len(data))
 
     def contains_many(self, keys):
         """``[self.contains(k) for k in keys]``, in one call into the
