@@ -9,6 +9,7 @@
  *
  * Prints "ok - ..." / "not ok - ..." lines; exits non-zero on a failure.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -256,9 +257,57 @@ test_threads(void)
 	bfc_free(shared);
 }
 
-int
-main(void)
+/*
+ * --junk: every line of stdin as a key of every kind and as a text form,
+ * for a run under AddressSanitizer and UBSan; the answers do not matter.
+ */
+static int
+junk(void)
 {
+	static const bfc_kind kinds[] = {BFC_KIND_NUMBER, BFC_KIND_FLOAT, BFC_KIND_TEXT,
+		BFC_KIND_BYTEA, BFC_KIND_UUID, BFC_KIND_BOOL, BFC_KIND_DATE, BFC_KIND_TIMESTAMP,
+	BFC_KIND_TIMESTAMPTZ};
+	bfc_filter *filters[9];
+	char	   *line = NULL;
+	size_t		room = 0;
+	ssize_t		len;
+	long		lines = 0;
+	long		accepted = 0;
+
+	for (int i = 0; i < 9; i++)
+	{
+		filters[i] = bfc_create(kinds[i], 100, 0.01, NULL);
+		bfc_set_v1_utf8(filters[i], i % 2 == 0);
+	}
+	while ((len = getline(&line, &room, stdin)) >= 0)
+	{
+		bfc_filter *loaded;
+
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		lines++;
+		for (int i = 0; i < 9; i++)
+		{
+			if (bfc_add_str(filters[i], line, len, NULL) == 0)
+				accepted++;
+			bfc_contains_str(filters[i], line, len, NULL);
+		}
+		loaded = bfc_load(line, len, NULL);
+		bfc_free(loaded);
+		bfc_validate_text(line, len, NULL);
+	}
+	free(line);
+	for (int i = 0; i < 9; i++)
+		bfc_free(filters[i]);
+	printf("%ld lines, %ld keys accepted\n", lines, accepted);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--junk") == 0)
+		return junk();
 	test_numbers();
 	test_kinds();
 	test_forms_and_sizing();

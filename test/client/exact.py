@@ -461,6 +461,107 @@ def test_latin1(server, work):
 
 
 # ---------------------------------------------------------------------------
+# Key syntax: junk near the valid spellings
+
+SPELLINGS = {
+    "number": ["1", "-42", "0.50", "1e3", " 7 ", ".5", "5.", "+1.5E-3", "NaN", "Infinity",
+               "-inf", "1e 5", "9223372036854775808", "0x10", "1_000", "\u0661", "--1",
+               "1e", "e1", "1.2.3", "+NaN", "infinityx", "1e-16384", "1e131072", ""],
+    "float": ["1", "-0", "0.1", "1e308", "1e309", "4.9e-324", "1e-400", "NaN", "-Infinity",
+              "inf", "+inf", "nan(123)", "0x1p3", " 2.5 ", "1e", ".", "1.5.5", "infinit",
+              "\uff11", ""],
+    "uuid": ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11", "{A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11}",
+             "a0eebc999c0b4ef8bb6d6bb9bd380a11", "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+             "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a1", "{a0eebc999c0b4ef8bb6d6bb9bd380a11",
+             "a0eebc99--9c0b-4ef8-bb6d-6bb9bd380a11", " a0eebc999c0b4ef8bb6d6bb9bd380a11"],
+    "boolean": ["t", "true", "TRUE", "yes", "on", "1", "f", "of", "o", "off", "no", "0", " y ",
+                "tru", "truex", "yes ", "2", "", "On"],
+    "bytea": ["\\x", "\\x00", "\\x0", "\\x 00 ff", "\\xZZ", "abc", "\\\\", "\\123",
+              "\\400", "\\", "a\\b", "\\x00\n"],
+    "date": ["2000-01-01", "0001-01-01", "9999-12-31", "2023-02-29", "2024-02-29", "infinity",
+             "-infinity", "epoch", " 2000-01-01 ", "2000-1-1", "01/02/2000", "2000-01-01 00:00",
+             "10000-01-01", "0000-01-01", "today", "2000-13-01"],
+    "timestamp": ["2000-01-01 00:00", "2000-01-01T12:34:56.789", "2000-01-01 24:00",
+                  "2000-01-01 23:59:60", "2000-01-01 00:00:00.1234567", "2000-01-01",
+                  "2000-01-01 00:00+05", "infinity", "epoch", "2000-01-01 1:2:3"],
+    "timestamptz": ["2000-01-01 00:00Z", "2000-01-01 00:00+05:30", "2000-01-01 00:00 -08",
+                    "2000-01-01 00:00+0530", "2000-01-01 00:00", "2000-01-01 00:00+05:",
+                    "2000-01-01 00:00+16", "2000-01-01 00:00 UTC", "2000-01-01T00:00:00z"],
+}
+
+# Kinds whose client reader takes exactly what the server's input function
+# takes; the others (ISO dates and times) may refuse more, never accept more.
+SAME_SYNTAX = {"number", "float", "uuid", "boolean", "bytea"}
+
+
+def near_spellings(kind, rng, count):
+    seeds = SPELLINGS[kind]
+    alphabet = "0123456789eE+-. \t{}abcdfABCDFxXnNiIyYoOtTZz:\\\u00e9"
+    out = list(seeds)
+    while len(out) < count:
+        s = rng.choice(seeds)
+        for _ in range(rng.randrange(1, 3)):
+            at = rng.randrange(len(s) + 1)
+            op = rng.randrange(3)
+            if op == 0:
+                s = s[:at] + rng.choice(alphabet) + s[at:]
+            elif op == 1:
+                s = s[:at] + s[at + 1:]
+            else:
+                s = s[:at] + rng.choice(alphabet) + s[at + 1:]
+        out.append(s)
+    return out
+
+
+def test_syntax(server):
+    server.run("""
+        CREATE FUNCTION accepts(s text, type regtype) RETURNS boolean LANGUAGE plpgsql AS $$
+        BEGIN
+            EXECUTE format('SELECT %L::%s', s, type);
+            RETURN true;
+        EXCEPTION WHEN OTHERS THEN
+            RETURN false;
+        END $$;
+        CREATE TABLE spelled (kind text, id int, s text);""")
+    rng = random.Random(5)
+    for kind in SPELLINGS:
+        spellings = near_spellings(kind, rng, 2500)
+        server.run("DELETE FROM spelled")
+        server.run("COPY spelled FROM STDIN", stdin="".join(
+            "%s\t%d\t%s\n" % (kind, i, s.replace("\\", "\\\\").replace("\t", "\\t")
+                                .replace("\n", "\\n"))
+            for i, s in enumerate(spellings)).encode("utf-8"))
+        accepted = {int(i): a == "t" for i, a in server.rows(
+            "SELECT id, accepts(s, '%s') FROM spelled" % SQL_TYPES[kind])}
+        hex_value = server.run(
+            "SELECT encode(bloom_agg(s::{t})::bytea, 'hex') FROM spelled "
+            "WHERE accepts(s, '{t}')".format(t=SQL_TYPES[kind])).strip()
+        f = bloomfilter.Filter.from_bytes(bytes.fromhex(hex_value))
+        wrong = []
+        client_refused = 0
+        for i, s in enumerate(spellings):
+            try:
+                found = f.contains_str(s)
+                client_accepts = True
+            except bloomfilter.KeySyntaxError:
+                client_accepts = False
+                client_refused += 1
+            if kind in SAME_SYNTAX and client_accepts != accepted[i] or \
+                    client_accepts and not accepted[i] or \
+                    client_accepts and accepted[i] and not found:
+                wrong.append("%r: server %s, client %s" % (
+                    s, "accepts" if accepted[i] else "refuses",
+                    ("finds it" if found else "misses it") if client_accepts else "refuses"))
+        n_accepted = sum(accepted.values())
+        check("%s: %d spellings near the valid ones (%d accepted by the server, %d refused by "
+              "the client): the client %s, and finds every value the server added"
+              % (kind, len(spellings), n_accepted, client_refused,
+                 "accepts exactly what the server's input function accepts"
+                 if kind in SAME_SYNTAX else "accepts nothing the server refuses"),
+              not wrong, "\n".join(wrong[:10]))
+
+
+# ---------------------------------------------------------------------------
 # Damaged values
 
 def client_verdict_bytes(value):
@@ -656,12 +757,13 @@ def main():
             check("%s: the comparison ran to its end" % kind, False, repr(e))
     for stage in (lambda: test_version_1(server, work, by_kind),
                   lambda: test_latin1(server, work),
-                  lambda: test_damaged(server, work)):
+                  lambda: test_damaged(server, work),
+                  lambda: test_syntax(server)):
         try:
             stage()
         except Exception as e:
             check("a stage ran to its end", False, repr(e))
-    print("# python module: %d passed, %d failed" % (passed, failed))
+    print("# exact.py: %d passed, %d failed" % (passed, failed))
 
 
 if __name__ == "__main__":

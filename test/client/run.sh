@@ -12,7 +12,8 @@
 #      the server's into the server's union; version 1 filters, a LATIN1
 #      database, bloom_info, and damaged binary and text values (the fuzz
 #      corpus and mutants) are judged as the server judges them;
-#   3. api_test.c, against the static and the shared library;
+#   3. api_test.c, against the static and the shared library, and with
+#      AddressSanitizer and UBSan, also over junk keys and text forms;
 #   4. the CLI's exit codes and messages;
 #   5. the examples of README.md's "Using filters in your application";
 #   6. bench/client.sh's figures, reported as "#" lines (not checks).
@@ -107,6 +108,41 @@ api_tests() {
 			>"$work/api.out" 2>&1
 		count_lines "$work/api.out"
 	done
+}
+
+# The library built from its sources with AddressSanitizer and UBSan: the
+# API tests, then junk keys of every kind and junk text forms.
+sanitizers() {
+	local status sources="$REPO/bloom.c $REPO/canonical.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
+	# shellcheck disable=SC2086
+	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I"$REPO" -I"$REPO/client" \
+		-o "$work/api_asan" "$HERE/api_test.c" $sources -lm -pthread 2>"$work/asan.build" ||
+		{ not_ok "building the library and api_test.c with ASan and UBSan"; sed 's/^/#   /' "$work/asan.build" | tail -n 5; return; }
+	"$work/api_asan" >"$work/asan.out" 2>&1
+	check "api_test.c under ASan and UBSan: every check passes, no report, no leak" \
+		test $? -eq 0
+	grep -E '^not ok|ERROR|runtime error' "$work/asan.out" | head -n 5 | sed 's/^/#   /'
+	"$PYTHON" - "$HERE" >"$work/junk.txt" <<'EOF'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+from exact import SPELLINGS, near_spellings
+rng = random.Random(11)
+for kind in SPELLINGS:
+    for s in near_spellings(kind, rng, 3000):
+        print(s.replace("\n", ""))
+base = "bloom:QkYCAQYBAAAAAAAAAQAAAAAAAAAAAAAACgAAAAAAAAB7FK5H4XqEPwMAAAAAAAAANrNAAAAAAAAACAAAAAAAAAAAAAEAAAAIAAABAAAAAAAgAAAAICAAAAAACAAAAAACAIABAAAAAAAAAECABAEBCAAAQAAAAAAA"
+for _ in range(5000):
+    s = base
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(len(s) + 1)
+        s = s[:at] + rng.choice("A=+/ \t-_\\x0") + s[at + rng.randrange(2):]
+    print(s)
+EOF
+	"$work/api_asan" --junk <"$work/junk.txt" >"$work/junk.out" 2>&1
+	status=$?
+	check "$(grep -E '^[0-9]+ lines' "$work/junk.out" || echo 'junk'): keys of every kind and text forms under ASan and UBSan, no report" \
+		test $status -eq 0
+	grep -E 'ERROR|runtime error' "$work/junk.out" | head -n 5 | sed 's/^/#   /'
 }
 
 # expect_exit STATUS DESCRIPTION COMMAND...: the command's exit status, and
@@ -253,6 +289,7 @@ main() {
 	golden
 	exactness
 	api_tests
+	sanitizers
 	cli_tests
 	readme_examples
 	bash "$REPO/bench/client.sh" 2>&1 | grep '^#'
