@@ -215,6 +215,37 @@ cli_tests() {
 	fi
 }
 
+# make install-client into a staging directory: the header, both libraries
+# and the CLI, usable from there with -lbloomfilter, from C and Python.
+install_client() {
+	local root=$work/staging prefix=/usr/local
+	make -s -C "$REPO" install-client DESTDIR="$root" PREFIX="$prefix" >"$work/install.log" 2>&1 ||
+		{ not_ok "make install-client"; sed 's/^/#   /' "$work/install.log" | tail -n 5; return; }
+	cat >"$work/installed.c" <<'EOF'
+#include <stdio.h>
+#include <bloomfilter.h>
+int
+main(void)
+{
+	bfc_filter *f = bfc_create(BFC_KIND_TEXT, 10, 0.01, NULL);
+
+	bfc_add_text(f, "x", 1, NULL);
+	printf("%d%d\n", bfc_contains_text(f, "x ", 2, NULL), bfc_contains_text(f, "y", 1, NULL));
+	bfc_free(f);
+	return 0;
+}
+EOF
+	if gcc -I"$root$prefix/include" -o "$work/installed" "$work/installed.c" -L"$root$prefix/lib" -lbloomfilter &&
+		[ "$(LD_LIBRARY_PATH="$root$prefix/lib" "$work/installed")" = 10 ] &&
+		[ -x "$root$prefix/bin/bloomfilter-cli" ] && [ -f "$root$prefix/lib/libbloomfilter.a" ] &&
+		[ "$(cd "$work" && BLOOMFILTER_LIB="$root$prefix/lib/libbloomfilter.so" PYTHONPATH="$REPO/python" \
+			"$PYTHON" -c 'import bloomfilter; print(bloomfilter.Filter.empty("text", 10).kind)')" = text ]; then
+		ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+	else
+		not_ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+	fi
+}
+
 # The README section's ```sh, ```c and ```python blocks, in order, in one
 # directory, against a database with the README's users and filters.
 readme_examples() {
@@ -291,6 +322,7 @@ main() {
 	api_tests
 	sanitizers
 	cli_tests
+	install_client
 	readme_examples
 	bash "$REPO/bench/client.sh" 2>&1 | grep '^#'
 	finish_timed
