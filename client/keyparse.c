@@ -954,7 +954,6 @@ bfc_parse_timestamp(const char *text, size_t len, bool with_zone, int64_t *out,
 	}
 	if (p != end || has_offset != with_zone)
 		return datetime_refused(type, text, len, err);
-	(void) has_time;
 	*out = (((days * 24 + hour) * 60 + minute) * 60 + second - offset) * USECS_PER_SEC + micro;
 	return 0;
 }
