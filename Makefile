@@ -4,7 +4,7 @@
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
-OBJS = bloom.o sizing.o hashbuf.o \
+OBJS = bloom.o sizing.o hashbuf.o canonical.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
 	bloom_agg.o bloom_setagg.o handover.o hashspill.o
 DATA = bloomfilter--1.0.sql
@@ -33,7 +33,7 @@ ifeq ($(shell test $(MAJORVERSION) -ge 16 && echo yes),yes)
 REGRESS += soft_input
 endif
 
-CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h
+CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
@@ -52,3 +52,46 @@ FUZZ_SECONDS ?= 60
 .PHONY: fuzz
 fuzz:
 	bash test/fuzz/run.sh $(FUZZ_SECONDS)
+
+# The client library and bloomfilter-cli (client/): the core's own sources
+# built with plain cc, no PostgreSQL.  `make client`; `make install-client`
+# puts the library, its header and the CLI under PREFIX.
+CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread -I.
+CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/filter.o \
+	client/keyparse.o client/base64.o
+CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
+CLIENT_SONAME = libbloomfilter.so.1
+PREFIX ?= /usr/local
+
+.PHONY: client install-client
+client: client/libbloomfilter.a client/libbloomfilter.so client/bloomfilter-cli
+
+client/core-%.o: %.c $(CLIENT_HEADERS)
+	$(CC) $(CLIENT_CFLAGS) -c -o $@ $<
+client/%.o: client/%.c $(CLIENT_HEADERS)
+	$(CC) $(CLIENT_CFLAGS) -c -o $@ $<
+client/libbloomfilter.a: $(CLIENT_OBJS)
+	rm -f $@
+	ar rcs $@ $^
+client/$(CLIENT_SONAME): $(CLIENT_OBJS)
+	$(CC) $(CLIENT_CFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) -o $@ $^ -lm
+client/libbloomfilter.so: client/$(CLIENT_SONAME)
+	ln -sf $(CLIENT_SONAME) $@
+client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.h
+	$(CC) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a -lm
+
+install-client: client
+	install -d '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PREFIX)/bin'
+	install -m 644 client/libbloomfilter.a '$(DESTDIR)$(PREFIX)/lib/'
+	install -m 755 client/$(CLIENT_SONAME) '$(DESTDIR)$(PREFIX)/lib/'
+	ln -sf $(CLIENT_SONAME) '$(DESTDIR)$(PREFIX)/lib/libbloomfilter.so'
+	install -m 644 client/bloomfilter.h '$(DESTDIR)$(PREFIX)/include/bloomfilter.h'
+	install -m 755 client/bloomfilter-cli '$(DESTDIR)$(PREFIX)/bin/'
+
+# A prerequisite of PGXS's clean: EXTRA_CLEAN set after including PGXS is
+# not seen by its clean rule.
+.PHONY: clean-client
+clean-client:
+	rm -f $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \
+		client/libbloomfilter.so client/bloomfilter-cli
+clean: clean-client

@@ -7,9 +7,11 @@
  * Values equal in SQL must hash equal, or a filter built from one type would
  * answer "absent" for an equal value of another: a false negative.  So every
  * value is reduced to canonical bytes first: int2/int4/int8 and integral
- * numerics as one little-endian int64, other numerics as their normalised
- * text ("0.50" and "0.5" alike), floats with -0 = 0 and one NaN, bpchar
- * without trailing blanks.  Types with no such rule go through their own
+ * numerics as one little-endian int64, other numerics by their digits
+ * ("0.50" and "0.5" alike), floats with -0 = 0 and one NaN, strings as
+ * UTF-8 without trailing blanks.  Those rules are the pure core's
+ * (canonical.h), shared with the client library; this file takes SQL
+ * values apart for them.  Types with no such rule go through their own
  * extended hash function.  A filter remembers the kind of value it holds
  * (BfKeyKind, with a tag naming the type for kind "other") and refuses
  * values of another kind rather than answer "absent" for them.
@@ -564,42 +566,10 @@ HashNumericText(Datum value, uint64 seed)
 	return hash;
 }
 
-/* Signs of numeric's binary form (numeric_send). */
-#define NUMERIC_SEND_NEG	0x4000
-
 /*
- * The int64 a numeric equals, from its base-10000 digits (weight is the
- * power of 10000 of the first one), if it is integral and in range.
- */
-static bool
-NumericDigitsAreInt64(const uint16 *digits, int ndigits, int weight, bool negative,
-					  int64 *integer)
-{
-	uint64		magnitude = 0;
-
-	if (ndigits > 0 && weight < ndigits - 1)
-		return false;			/* has a fractional part */
-	if (weight > 4)
-		return false;			/* at least 10000^5 > 2^63 */
-	for (int i = 0; i <= weight; i++)
-	{
-		uint64		digit = i < ndigits ? digits[i] : 0;
-
-		if (magnitude > (PG_UINT64_MAX - digit) / 10000)
-			return false;
-		magnitude = magnitude * 10000 + digit;
-	}
-	if (magnitude > (uint64) PG_INT64_MAX + (negative ? 1 : 0))
-		return false;
-	*integer = negative ? (int64) (0 - magnitude) : (int64) magnitude;
-	return true;
-}
-
-/*
- * Version 2: the same int64 rule for integral numerics, and for every other
- * value its sign, weight and base-10000 digits without leading or trailing
- * zero digits, so that equal values (0.5 and 0.50) hash alike.  The work is
- * proportional to the value's stored size.
+ * Version 2: numeric's sign, weight and base-10000 digits, from its binary
+ * form, hashed by the core's rule for numbers (canonical.c), which the
+ * client library shares.
  */
 static uint64
 HashNumericDigits(Datum value, uint64 seed)
@@ -610,8 +580,6 @@ HashNumericDigits(Datum value, uint64 seed)
 	int			weight;
 	uint16		sign;
 	uint16	   *digits;
-	int			first = 0;
-	int64		integer;
 	uint64		hash;
 
 	/* big-endian 16-bit words: ndigits, weight, sign, display scale, digits */
@@ -626,55 +594,10 @@ HashNumericDigits(Datum value, uint64 seed)
 		digits[i] = SENT_WORD(4 + i);
 #undef SENT_WORD
 
-	while (first < ndigits && digits[first] == 0)
-	{
-		first++;
-		weight--;
-	}
-	while (ndigits > first && digits[ndigits - 1] == 0)
-		ndigits--;
-	ndigits -= first;
-	if (ndigits == 0 && (sign == 0 || sign == NUMERIC_SEND_NEG))
-		hash = HashInt64(0, seed);
-	else if ((sign == 0 || sign == NUMERIC_SEND_NEG) &&
-			 NumericDigitsAreInt64(digits + first, ndigits, weight,
-								   sign == NUMERIC_SEND_NEG, &integer))
-		hash = HashInt64(integer, seed);
-	else
-	{
-		/* sign, weight, digits: little-endian 16-bit words */
-		uint8	   *canonical = palloc(4 + 2 * (Size) ndigits);
-
-		canonical[0] = (uint8) sign;
-		canonical[1] = (uint8) (sign >> 8);
-		canonical[2] = (uint8) weight;
-		canonical[3] = (uint8) ((uint16) weight >> 8);
-		for (int i = 0; i < ndigits; i++)
-		{
-			canonical[4 + 2 * i] = (uint8) digits[first + i];
-			canonical[5 + 2 * i] = (uint8) (digits[first + i] >> 8);
-		}
-		hash = bf_hash(canonical, 4 + 2 * (Size) ndigits, seed);
-		pfree(canonical);
-	}
+	hash = bf_hash_numeric(sign, weight, digits, ndigits, seed);
 	pfree(digits);
 	pfree(sent);
 	return hash;
-}
-
-/* -0 and 0 are equal in SQL, and so are all NaNs. */
-static uint64
-HashFloat(double value, uint64 seed)
-{
-	uint64		bits;
-
-	if (value == 0.0)
-		value = 0.0;
-	if (isnan(value))
-		bits = UINT64CONST(0x7FF8000000000000);
-	else
-		memcpy(&bits, &value, sizeof(bits));
-	return HashInt64((int64) bits, seed);
 }
 
 /*
@@ -697,9 +620,7 @@ HashString(const char *bytes, size_t len, uint64 seed, uint8 version)
 		utf8 = pg_server_to_any(bytes, (int) len, PG_UTF8);
 	if (utf8 != bytes)
 		len = strlen(utf8);
-	while (len > 0 && utf8[len - 1] == ' ')
-		len--;
-	hash = bf_hash(utf8, len, seed);
+	hash = bf_hash_string(utf8, len, seed);
 	if (utf8 != bytes)
 		pfree(utf8);
 	return hash;
@@ -740,9 +661,9 @@ KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 			return version >= 2 ? HashNumericDigits(value, seed)
 				: HashNumericText(value, seed);
 		case FLOAT4OID:
-			return HashFloat(DatumGetFloat4(value), seed);
+			return bf_hash_float8(DatumGetFloat4(value), seed);
 		case FLOAT8OID:
-			return HashFloat(DatumGetFloat8(value), seed);
+			return bf_hash_float8(DatumGetFloat8(value), seed);
 		case TEXTOID:
 		case VARCHAROID:
 		case BPCHAROID:
@@ -756,14 +677,14 @@ KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 				return HashString(name, strlen(name), seed, version);
 			}
 		case UUIDOID:
-			return bf_hash(DatumGetUUIDP(value)->data, UUID_LEN, seed);
+			return bf_hash_uuid(DatumGetUUIDP(value)->data, seed);
 		case BOOLOID:
-			return HashInt64(DatumGetBool(value) ? 1 : 0, seed);
+			return bf_hash_bool(DatumGetBool(value), seed);
 		case DATEOID:
-			return HashInt64(DatumGetInt32(value), seed);
+			return bf_hash_date(DatumGetInt32(value), seed);
 		case TIMESTAMPOID:
 		case TIMESTAMPTZOID:
-			return HashInt64(DatumGetInt64(value), seed);
+			return bf_hash_timestamp(DatumGetInt64(value), seed);
 		default:
 			{
 				Datum		h = FunctionCall2Coll((FmgrInfo *) &key->extended_hash,

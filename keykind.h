@@ -12,9 +12,9 @@
 
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
-#include "port/pg_bswap.h"
 
 #include "bloom.h"
+#include "canonical.h"
 
 /* How a SQL type is turned into a hash; set up once per call site. */
 typedef struct KeyType
@@ -71,16 +71,11 @@ extern BF_HIDDEN char *KeyEnvironmentName(const BfHeader *header);
 /* The kind's name, as bloom_info and error messages show it. */
 extern BF_HIDDEN const char *KeyKindName(uint8 kind);
 
-/* The int64's little-endian bytes, so the hash is the same on every platform. */
+/* The int64's little-endian bytes (the core's rule, canonical.h). */
 static inline uint64
 HashInt64(int64 value, uint64 seed)
 {
-	uint64		bytes = (uint64) value;
-
-#ifdef WORDS_BIGENDIAN
-	bytes = pg_bswap64(bytes);
-#endif
-	return bf_hash(&bytes, sizeof(bytes), seed);
+	return bf_hash_int64(value, seed);
 }
 
 /*

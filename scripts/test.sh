@@ -54,7 +54,7 @@ if [ -n "$quick" ]; then
 	SUITES=${SUITES-docs property stats}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property stats docs fdw stress dump package}
+	SUITES=${SUITES-fuzz property stats docs fdw stress dump client package}
 	REGRESS_LARGE=large
 fi
 

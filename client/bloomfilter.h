@@ -1,0 +1,266 @@
+/*-------------------------------------------------------------------------
+ *
+ * bloomfilter.h
+ *	  The client library of the bloomfilter PostgreSQL extension: load a
+ *	  `bloom` value fetched from the database (its bytea or its text form),
+ *	  answer membership locally with exactly the server's answers, false
+ *	  positives included, and build, add to and union filters that the
+ *	  server accepts.
+ *
+ *	    bfc_error err;
+ *	    bfc_filter *f = bfc_load(bytes, len, &err);    // SELECT f::bytea ...
+ *	    if (f == NULL) { fprintf(stderr, "%s\n", err.message); ... }
+ *	    if (bfc_contains_int64(f, user_id, &err) == 0)  // definitely absent
+ *	        ...
+ *	    bfc_free(f);
+ *
+ * The library is built from the extension's own core sources (sizing,
+ * layout, validation, canonical hashing), so its filters and answers are
+ * the server's by construction.
+ *
+ * Keys: each filter holds keys of one kind (bloom_info's key_kind).  The
+ * typed functions take a kind's native value; bfc_contains_str and
+ * bfc_add_str take the key as text and parse it as the server's input
+ * function for that kind would (see README, "Using filters in your
+ * application", for the spellings accepted).  A key of another kind than
+ * the filter's, or a filter of kind "other" (hashed by a PostgreSQL type's
+ * own hash function), is an error, never a silent "absent".
+ *
+ * Thread safety: a filter may be probed from many threads at once; adding
+ * to it or a union into it must not run concurrently with anything else
+ * on the same filter.
+ *
+ * Errors: functions that can fail take a bfc_error * (may be NULL) and
+ * report failure by returning NULL or -1; the error holds a code and a
+ * message.  Probes return 1 (maybe present), 0 (absent) or -1 (error).
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef BFC_BLOOMFILTER_H
+#define BFC_BLOOMFILTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C"
+{
+#endif
+
+#define BFC_VERSION "1.0.0"
+
+typedef struct bfc_filter bfc_filter;
+
+/* Key kinds, numbered as in the stored format. */
+typedef enum bfc_kind
+{
+	BFC_KIND_NONE = 0,			/* no key added yet */
+	BFC_KIND_NUMBER = 1,		/* int2, int4, int8, numeric */
+	BFC_KIND_FLOAT = 2,			/* float4, float8 */
+	BFC_KIND_TEXT = 3,			/* text, varchar, bpchar, name */
+	BFC_KIND_BYTEA = 4,
+	BFC_KIND_UUID = 5,
+	BFC_KIND_BOOL = 6,
+	BFC_KIND_DATE = 7,
+	BFC_KIND_TIMESTAMP = 8,
+	BFC_KIND_TIMESTAMPTZ = 9,
+	BFC_KIND_OTHER = 10			/* a type's own hash: not hashable here */
+} bfc_kind;
+
+typedef enum bfc_code
+{
+	BFC_OK = 0,
+	BFC_ERR_INVALID,			/* not a valid bloom value; the server refuses it too */
+	BFC_ERR_KIND,				/* key of another kind than the filter's */
+	BFC_ERR_UNSUPPORTED,		/* kind or version the client cannot hash this key for */
+	BFC_ERR_KEY,				/* key text that is not a value of the kind */
+	BFC_ERR_PARAM,				/* bad capacity, fpr or kind */
+	BFC_ERR_TOO_LARGE,			/* filter would exceed the value size limit */
+	BFC_ERR_INCOMPATIBLE,		/* union of filters of different parameters */
+	BFC_ERR_NOMEM
+} bfc_code;
+
+typedef struct bfc_error
+{
+	bfc_code	code;
+	char		message[320];
+} bfc_error;
+
+/* What bloom_info(filter) returns, field for field. */
+typedef struct bfc_info
+{
+	int			format_version;
+	const char *layout;			/* "blocked512" */
+	int64_t		bits;
+	int64_t		bytes;
+	int			hashes;
+	int64_t		capacity;
+	double		target_fpr;
+	int64_t		inserted;
+	int64_t		bits_set;
+	double		fill_ratio;
+	double		estimated_distinct;
+	double		estimated_fpr;
+	const char *key_kind;		/* "none", "number", ... */
+	int64_t		seed;
+	char		key_environment[96];	/* "" where bloom_info shows NULL */
+	bool		over_capacity;
+} bfc_info;
+
+/* ---- loading, validation, serialisation ---- */
+
+/* The binary form: bloom::bytea, binary COPY, bloom_send. */
+extern bfc_filter *bfc_from_bytes(const void *bytes, size_t len, bfc_error *err);
+
+/* The text form: "bloom:" and base64, as bloom_out writes it. */
+extern bfc_filter *bfc_from_text(const char *text, size_t len, bfc_error *err);
+
+/*
+ * Any of the forms, told apart by their start: "BF" (binary), "bloom:"
+ * (text), or "\x" and hex digits (psql's output of f::bytea).  A trailing
+ * newline after a text or hex form is ignored.
+ */
+extern bfc_filter *bfc_load(const void *data, size_t len, bfc_error *err);
+
+/*
+ * Whether bytes (or text) are a valid bloom value, as the server's bytea
+ * cast (or text input) would judge them; the error says what is wrong.
+ */
+extern bool bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err);
+extern bool bfc_validate_text(const char *text, size_t len, bfc_error *err);
+
+/*
+ * A new, empty filter sized for capacity keys at false-positive rate fpr,
+ * exactly as bloom_empty(capacity, fpr) sizes it.  kind is the kind of
+ * keys it will take (BFC_KIND_NONE: whatever comes first); until a key is
+ * added, its bytes equal bloom_empty's.
+ */
+extern bfc_filter *bfc_create(bfc_kind kind, uint64_t capacity, double fpr,
+							  bfc_error *err);
+extern bfc_filter *bfc_copy(const bfc_filter *filter, bfc_error *err);
+extern void bfc_free(bfc_filter *filter);
+
+/* The binary form; valid until the filter changes or is freed. */
+extern const uint8_t *bfc_bytes(const bfc_filter *filter, size_t *len);
+
+/* The text form: bfc_text_size bytes (with the NUL) written by bfc_write_text. */
+extern size_t bfc_text_size(const bfc_filter *filter);
+extern size_t bfc_write_text(const bfc_filter *filter, char *out);
+
+/* ---- inspection ---- */
+
+extern void bfc_get_info(const bfc_filter *filter, bfc_info *info);
+
+/* The filter's kind: that of its keys, or the kind it was created for. */
+extern bfc_kind bfc_filter_kind(const bfc_filter *filter);
+extern const char *bfc_kind_name(bfc_kind kind);
+
+/* The kind named as bloom_info names it ("number", "text", ...), or -1. */
+extern int	bfc_kind_from_name(const char *name);
+
+/*
+ * Version 1 filters (from before the extension's 1.0 release) hashed
+ * strings in the server encoding.  The client refuses non-ASCII text keys
+ * for them unless told the server encoding was UTF8.
+ */
+extern void bfc_set_v1_utf8(bfc_filter *filter, bool server_was_utf8);
+
+/* ---- combining ---- */
+
+/*
+ * Union of src into dst, as dst | src: both need the same format version,
+ * capacity, fpr, size, k and seed, and compatible kinds.
+ */
+extern int	bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err);
+
+/* ---- probing and adding, by the key's native type ---- */
+
+/* number kind */
+extern int	bfc_contains_int64(const bfc_filter *filter, int64_t key, bfc_error *err);
+extern int	bfc_add_int64(bfc_filter *filter, int64_t key, bfc_error *err);
+
+/* float kind */
+extern int	bfc_contains_double(const bfc_filter *filter, double key, bfc_error *err);
+extern int	bfc_add_double(bfc_filter *filter, double key, bfc_error *err);
+
+/* text kind: UTF-8 bytes */
+extern int	bfc_contains_text(const bfc_filter *filter, const char *key, size_t len,
+							  bfc_error *err);
+extern int	bfc_add_text(bfc_filter *filter, const char *key, size_t len, bfc_error *err);
+
+/* bytea kind */
+extern int	bfc_contains_bytea(const bfc_filter *filter, const void *key, size_t len,
+							   bfc_error *err);
+extern int	bfc_add_bytea(bfc_filter *filter, const void *key, size_t len, bfc_error *err);
+
+/* uuid kind: key points to the 16 bytes */
+extern int	bfc_contains_uuid(const bfc_filter *filter, const uint8_t *key, bfc_error *err);
+extern int	bfc_add_uuid(bfc_filter *filter, const uint8_t *key, bfc_error *err);
+
+/* boolean kind */
+extern int	bfc_contains_bool(const bfc_filter *filter, bool key, bfc_error *err);
+extern int	bfc_add_bool(bfc_filter *filter, bool key, bfc_error *err);
+
+/* date kind: days since 2000-01-01 (INT32_MIN/INT32_MAX: -infinity/infinity) */
+extern int	bfc_contains_date(const bfc_filter *filter, int32_t days, bfc_error *err);
+extern int	bfc_add_date(bfc_filter *filter, int32_t days, bfc_error *err);
+
+/*
+ * timestamp and timestamptz kinds: microseconds since 2000-01-01 00:00
+ * (UTC for timestamptz; INT64_MIN/INT64_MAX: -infinity/infinity)
+ */
+extern int	bfc_contains_timestamp(const bfc_filter *filter, bfc_kind kind,
+								   int64_t microseconds, bfc_error *err);
+extern int	bfc_add_timestamp(bfc_filter *filter, bfc_kind kind, int64_t microseconds,
+							  bfc_error *err);
+
+/*
+ * Any kind but "other", the key given as text and parsed as the server's
+ * input function for the filter's kind would (numbers as numeric_in: 0.50
+ * = 0.5, 1e3 = 1000; uuids in any case, with or without braces and
+ * hyphens; bytea as \x and hex digits; ...).  A filter of no kind yet
+ * answers 0 without parsing; bfc_add_str needs the filter's kind.
+ */
+extern int	bfc_contains_str(const bfc_filter *filter, const char *key, size_t len,
+							 bfc_error *err);
+extern int	bfc_add_str(bfc_filter *filter, const char *key, size_t len, bfc_error *err);
+
+/*
+ * As bfc_contains_str for a key of the given kind, whatever the filter's
+ * kind (which must match it): for a number key spelled as text on a
+ * filter of no kind yet, say.
+ */
+extern int	bfc_contains_str_as(const bfc_filter *filter, bfc_kind kind, const char *key,
+								size_t len, bfc_error *err);
+extern int	bfc_add_str_as(bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
+						   bfc_error *err);
+
+/* ---- batches: one call for many keys; out[i] = 1 or 0 ---- */
+
+extern int	bfc_contains_int64_many(const bfc_filter *filter, const int64_t *keys,
+									size_t n, uint8_t *out, bfc_error *err);
+extern int	bfc_add_int64_many(bfc_filter *filter, const int64_t *keys, size_t n,
+							   bfc_error *err);
+extern int	bfc_contains_uuid_many(const bfc_filter *filter, const uint8_t *keys,
+								   size_t n, uint8_t *out, bfc_error *err);	/* 16 bytes each */
+extern int	bfc_contains_double_many(const bfc_filter *filter, const double *keys,
+									 size_t n, uint8_t *out, bfc_error *err);
+
+/*
+ * Keys of one kind packed one after another: key i is
+ * data[offsets[i] .. offsets[i + 1]).  kind is BFC_KIND_TEXT or
+ * BFC_KIND_BYTEA for raw keys, any other for keys as text (as
+ * bfc_contains_str_as).
+ */
+extern int	bfc_contains_packed(const bfc_filter *filter, bfc_kind kind, const char *data,
+								const size_t *offsets, size_t n, uint8_t *out,
+								bfc_error *err);
+extern int	bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data,
+						   const size_t *offsets, size_t n, bfc_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif							/* BFC_BLOOMFILTER_H */

@@ -1,0 +1,1086 @@
+/*-------------------------------------------------------------------------
+ *
+ * filter.c
+ *	  The client library's filters (bloomfilter.h): loading and validating
+ *	  the binary, text and hex forms, serialising, bloom_info's fields,
+ *	  creating, adding, probing and union.
+ *
+ * Everything that decides a bit or a byte is the core's, the same source
+ * files the server module is built from: bf_validate for every input,
+ * bf_size_for for every new filter, the canonical forms of canonical.h for
+ * every key, bf_add_hashes and bf_test_hash for the bits, bf_compatible for
+ * unions.  What this file adds is what the SQL glue adds on the server
+ * side, and it follows that glue line for line where the result is
+ * observable: the text form's checks (bloom_in), the header updates of an
+ * add (BloomAddValue) and a union (BloomCombineInto), and bloom_info's
+ * arithmetic.  A key's kind is checked as CheckKeyKind does: a key of
+ * another kind is an error, not an "absent".
+ *
+ * Version 1 filters are read and probed.  Their hashing differs from
+ * version 2 in two places: numbers that are fractional or out of int64
+ * range hash as numeric_normalize's text, which the client reproduces
+ * (keyparse.c); strings hashed the server encoding's bytes, which the
+ * client cannot know, so a non-ASCII text key is refused unless the caller
+ * says the server encoding was UTF8 (bfc_set_v1_utf8).
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "bloomfilter.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../bloom.h"
+#include "../sizing.h"
+#include "../canonical.h"
+#include "base64.h"
+#include "keyparse.h"
+
+struct bfc_filter
+{
+	uint8_t    *value;			/* the serialised filter */
+	size_t		len;
+	BfHeader	header;			/* decoded; written back after every change */
+	bfc_kind	intended;		/* kind given to bfc_create, or NONE */
+	bool		v1_utf8;		/* see bfc_set_v1_utf8 */
+};
+
+#define TEXT_PREFIX "bloom:"
+#define TEXT_PREFIX_LEN (sizeof(TEXT_PREFIX) - 1)
+
+/* As bloomvalue.h: bloom_info's over_capacity threshold. */
+#define OVER_CAPACITY_MARGIN 1.1
+
+/* As bloomvalue.c: bloom_info's estimated_fpr is summed in slices this big. */
+#define BITS_BETWEEN_INTERRUPTS (16 * 1024 * 1024)
+
+static const char *const kind_names[] = {
+	"none", "number", "float", "text", "bytea", "uuid", "boolean", "date",
+	"timestamp", "timestamptz", "other"
+};
+
+const char *
+bfc_kind_name(bfc_kind kind)
+{
+	if ((unsigned) kind <= BFC_KIND_OTHER)
+		return kind_names[kind];
+	return "unknown";
+}
+
+int
+bfc_kind_from_name(const char *name)
+{
+	for (int kind = 0; kind <= BFC_KIND_OTHER; kind++)
+		if (strcmp(name, kind_names[kind]) == 0)
+			return kind;
+	if (strcmp(name, "bool") == 0)
+		return BFC_KIND_BOOL;
+	return -1;
+}
+
+/* ---------------------------------------------------------------------
+ * Loading and validation
+ * ---------------------------------------------------------------------
+ */
+
+/* The server's check of bytes from outside (BloomFromBytes). */
+static BfStatus
+validate(const uint8_t *bytes, size_t len, BfHeader *header)
+{
+	if (len > BF_MAX_VALUE_BYTES)
+		return BF_ERR_TOO_LARGE;
+	return bf_validate(bytes, len, header);
+}
+
+static bfc_filter *
+filter_of_bytes(const uint8_t *bytes, size_t len, const BfHeader *header,
+				bfc_error *err)
+{
+	bfc_filter *filter = calloc(1, sizeof(bfc_filter));
+
+	if (filter == NULL || (filter->value = malloc(len)) == NULL)
+	{
+		free(filter);
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory for a filter of %zu bytes", len);
+		return NULL;
+	}
+	memcpy(filter->value, bytes, len);
+	filter->len = len;
+	filter->header = *header;
+	return filter;
+}
+
+bool
+bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err)
+{
+	BfHeader	header;
+	BfStatus	status = validate(bytes, len, &header);
+
+	if (status != BF_OK)
+	{
+		bfc_fail(err, BFC_ERR_INVALID, "invalid bloom value: %s.", bf_status_message(status));
+		return false;
+	}
+	return true;
+}
+
+bfc_filter *
+bfc_from_bytes(const void *bytes, size_t len, bfc_error *err)
+{
+	BfHeader	header;
+
+	if (!bfc_validate_bytes(bytes, len, err))
+		return NULL;
+	validate(bytes, len, &header);
+	return filter_of_bytes(bytes, len, &header, err);
+}
+
+/*
+ * The text form, checked as bloom_in checks it; the decoded bytes in
+ * *decoded (malloc'd) when valid.
+ */
+static bool
+decode_text(const char *text, size_t len, uint8_t **decoded, size_t *decoded_len,
+			BfHeader *header, bfc_error *err)
+{
+	const char *problem = NULL;
+	char		detail[160];
+	uint8_t    *bytes;
+	int64_t		n;
+	BfStatus	status;
+
+	*decoded = NULL;
+	if (len < TEXT_PREFIX_LEN || memcmp(text, TEXT_PREFIX, TEXT_PREFIX_LEN) != 0)
+		problem = "A bloom value starts with \"bloom:\".";
+	else if (len - TEXT_PREFIX_LEN > bfc_base64_encoded_length(BF_MAX_VALUE_BYTES))
+		problem = "The value is longer than any bloom filter.";
+	if (problem != NULL)
+		goto invalid;
+
+	bytes = malloc(bfc_base64_decoded_room(len - TEXT_PREFIX_LEN));
+	if (bytes == NULL)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory decoding a text value of %zu bytes", len);
+		return false;
+	}
+	n = bfc_base64_decode(text + TEXT_PREFIX_LEN, len - TEXT_PREFIX_LEN, bytes);
+	if (n < 0)
+	{
+		free(bytes);
+		problem = "The text after \"bloom:\" is not valid base64.";
+		goto invalid;
+	}
+	status = validate(bytes, (size_t) n, header);
+	if (status != BF_OK)
+	{
+		free(bytes);
+		snprintf(detail, sizeof(detail), "%s.", bf_status_message(status));
+		problem = detail;
+		goto invalid;
+	}
+	*decoded = bytes;
+	*decoded_len = (size_t) n;
+	return true;
+
+invalid:
+	bfc_fail(err, BFC_ERR_INVALID, "invalid input syntax for type bloom: \"%.*s%s\": %s",
+			 (int) (len > 40 ? 40 : len), text, len > 40 ? "..." : "", problem);
+	return false;
+}
+
+bool
+bfc_validate_text(const char *text, size_t len, bfc_error *err)
+{
+	uint8_t    *bytes;
+	size_t		n;
+	BfHeader	header;
+
+	if (!decode_text(text, len, &bytes, &n, &header, err))
+		return false;
+	free(bytes);
+	return true;
+}
+
+bfc_filter *
+bfc_from_text(const char *text, size_t len, bfc_error *err)
+{
+	uint8_t    *bytes;
+	size_t		n;
+	BfHeader	header;
+	bfc_filter *filter;
+
+	if (!decode_text(text, len, &bytes, &n, &header, err))
+		return NULL;
+	filter = calloc(1, sizeof(bfc_filter));
+	if (filter == NULL)
+	{
+		free(bytes);
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	filter->value = bytes;
+	filter->len = n;
+	filter->header = header;
+	return filter;
+}
+
+static int
+hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* psql's output of f::bytea: \x and hex digits. */
+static bfc_filter *
+from_hex(const char *text, size_t len, bfc_error *err)
+{
+	size_t		n = (len - 2) / 2;
+	uint8_t    *bytes;
+	bfc_filter *filter;
+
+	if ((len - 2) % 2 != 0)
+	{
+		bfc_fail(err, BFC_ERR_INVALID, "invalid bloom value: odd number of hex digits after \\x");
+		return NULL;
+	}
+	bytes = malloc(n > 0 ? n : 1);
+	if (bytes == NULL)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	for (size_t i = 0; i < n; i++)
+	{
+		int			hi = hex_value(text[2 + 2 * i]);
+		int			lo = hex_value(text[3 + 2 * i]);
+
+		if (hi < 0 || lo < 0)
+		{
+			free(bytes);
+			bfc_fail(err, BFC_ERR_INVALID, "invalid bloom value: not a hex digit after \\x");
+			return NULL;
+		}
+		bytes[i] = (uint8_t) (hi << 4 | lo);
+	}
+	filter = bfc_from_bytes(bytes, n, err);
+	free(bytes);
+	return filter;
+}
+
+bfc_filter *
+bfc_load(const void *data, size_t len, bfc_error *err)
+{
+	const char *text = data;
+
+	if (len >= TEXT_PREFIX_LEN && memcmp(text, TEXT_PREFIX, TEXT_PREFIX_LEN) == 0)
+	{
+		while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == '\r' ||
+						   text[len - 1] == ' ' || text[len - 1] == '\t'))
+			len--;
+		return bfc_from_text(text, len, err);
+	}
+	if (len >= 2 && text[0] == '\\' && text[1] == 'x')
+	{
+		while (len > 2 && (text[len - 1] == '\n' || text[len - 1] == '\r' ||
+						   text[len - 1] == ' ' || text[len - 1] == '\t'))
+			len--;
+		return from_hex(text, len, err);
+	}
+	return bfc_from_bytes(data, len, err);
+}
+
+/* ---------------------------------------------------------------------
+ * Creating, copying, serialising
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * bf_size_for remembers its last answer in static variables, which is
+ * fine in a server process but not across threads.
+ */
+static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
+
+bfc_filter *
+bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
+{
+	BfSizing	sizing;
+	BfStatus	status;
+	BfHeader	header;
+	bfc_filter *filter;
+
+	if ((unsigned) kind > BFC_KIND_TIMESTAMPTZ)
+	{
+		bfc_fail(err, BFC_ERR_PARAM, "the client cannot build filters of kind %s",
+				 bfc_kind_name(kind));
+		return NULL;
+	}
+	/* bloom_empty takes a bigint */
+	if (capacity < 1 || capacity > (uint64_t) INT64_MAX)
+	{
+		bfc_fail(err, BFC_ERR_PARAM, "bloom filter capacity must be at least 1 (and a bigint)");
+		return NULL;
+	}
+	pthread_mutex_lock(&sizing_lock);
+	status = bf_size_for(capacity, fpr, &sizing);
+	pthread_mutex_unlock(&sizing_lock);
+	if (status == BF_ERR_FPR)
+	{
+		bfc_fail(err, BFC_ERR_PARAM,
+				 "bloom filter false-positive rate must be greater than 0 and at most 0.5, not %g", fpr);
+		return NULL;
+	}
+	if (status != BF_OK)
+	{
+		bfc_fail(err, status == BF_ERR_TOO_LARGE ? BFC_ERR_TOO_LARGE : BFC_ERR_PARAM,
+				 "cannot size a bloom filter for %llu values at false-positive rate %g: %s; "
+				 "at that rate at most %llu values fit",
+				 (unsigned long long) capacity, fpr, bf_status_message(status),
+				 (unsigned long long) sizing.max_capacity);
+		return NULL;
+	}
+
+	/* as SizeFilter (bloomvalue.c) fills it */
+	memset(&header, 0, sizeof(header));
+	header.version = BF_FORMAT_VERSION;
+	header.layout = BF_LAYOUT_BLOCKED512;
+	header.k = sizing.k;
+	header.key_kind = BF_KIND_NONE;
+	header.nblocks = sizing.nblocks;
+	header.capacity = capacity;
+	header.fpr = fpr;
+
+	filter = calloc(1, sizeof(bfc_filter));
+	if (filter == NULL || (filter->value = malloc(bf_value_bytes(header.nblocks))) == NULL)
+	{
+		free(filter);
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory for a filter of %zu bytes",
+				 bf_value_bytes(header.nblocks));
+		return NULL;
+	}
+	filter->len = bf_value_bytes(header.nblocks);
+	filter->header = header;
+	filter->intended = kind;
+	bf_init(filter->value, &header);
+	return filter;
+}
+
+bfc_filter *
+bfc_copy(const bfc_filter *filter, bfc_error *err)
+{
+	bfc_filter *copy = filter_of_bytes(filter->value, filter->len, &filter->header, err);
+
+	if (copy != NULL)
+	{
+		copy->intended = filter->intended;
+		copy->v1_utf8 = filter->v1_utf8;
+	}
+	return copy;
+}
+
+void
+bfc_free(bfc_filter *filter)
+{
+	if (filter == NULL)
+		return;
+	free(filter->value);
+	free(filter);
+}
+
+const uint8_t *
+bfc_bytes(const bfc_filter *filter, size_t *len)
+{
+	*len = filter->len;
+	return filter->value;
+}
+
+size_t
+bfc_text_size(const bfc_filter *filter)
+{
+	return TEXT_PREFIX_LEN + bfc_base64_encoded_length(filter->len) + 1;
+}
+
+size_t
+bfc_write_text(const bfc_filter *filter, char *out)
+{
+	size_t		n = TEXT_PREFIX_LEN + bfc_base64_encoded_length(filter->len);
+
+	memcpy(out, TEXT_PREFIX, TEXT_PREFIX_LEN);
+	bfc_base64_encode(filter->value, filter->len, out + TEXT_PREFIX_LEN);
+	out[n] = '\0';
+	return n;
+}
+
+void
+bfc_set_v1_utf8(bfc_filter *filter, bool server_was_utf8)
+{
+	filter->v1_utf8 = server_was_utf8;
+}
+
+/* ---------------------------------------------------------------------
+ * Inspection: bloom_info
+ * ---------------------------------------------------------------------
+ */
+
+/* pg_encoding_to_char's names, by encoding id. */
+static const char *const encoding_names[] = {
+	"SQL_ASCII", "EUC_JP", "EUC_CN", "EUC_KR", "EUC_TW", "EUC_JIS_2004", "UTF8",
+	"MULE_INTERNAL", "LATIN1", "LATIN2", "LATIN3", "LATIN4", "LATIN5", "LATIN6",
+	"LATIN7", "LATIN8", "LATIN9", "LATIN10", "WIN1256", "WIN1258", "WIN866",
+	"WIN874", "KOI8R", "WIN1251", "WIN1252", "ISO_8859_5", "ISO_8859_6",
+	"ISO_8859_7", "ISO_8859_8", "WIN1250", "WIN1253", "WIN1254", "WIN1255",
+	"WIN1257", "KOI8U", "SJIS", "BIG5", "GBK", "UHC", "GB18030", "JOHAB",
+	"SHIFT_JIS_2004"
+};
+
+static int64_t
+clamp_to_int64(uint64_t value)
+{
+	return value > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) value;
+}
+
+void
+bfc_get_info(const bfc_filter *filter, bfc_info *info)
+{
+	const BfHeader *h = &filter->header;
+	const uint8_t *bits = bf_bits_const(filter->value);
+	uint32_t	per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
+	uint64_t	nbits = (uint64_t) h->nblocks * BF_BLOCK_BITS;
+	uint64_t	bits_set;
+	double		sum = 0.0;
+
+	bits_set = bf_popcount(bits, (size_t) h->nblocks * BF_BLOCK_BYTES);
+	/* BloomEstimatedFpr's sum of slices, for the same rounding */
+	for (uint32_t first = 0; first < h->nblocks; first += per_slice)
+	{
+		uint32_t	n = h->nblocks - first < per_slice ? h->nblocks - first : per_slice;
+
+		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, h->k) * n;
+	}
+
+	memset(info, 0, sizeof(*info));
+	info->format_version = h->version;
+	info->layout = "blocked512";
+	info->bits = (int64_t) nbits;
+	info->bytes = (int64_t) filter->len;
+	info->hashes = h->k;
+	info->capacity = clamp_to_int64(h->capacity);
+	info->target_fpr = h->fpr;
+	info->inserted = clamp_to_int64(h->inserted);
+	info->bits_set = (int64_t) bits_set;
+	info->fill_ratio = (double) bits_set / (double) nbits;
+	info->estimated_distinct = bf_estimate_cardinality(h->nblocks, h->k, bits_set);
+	info->estimated_fpr = sum / h->nblocks;
+	info->key_kind = bfc_kind_name((bfc_kind) h->key_kind);
+	info->seed = (int64_t) h->seed;
+	if (h->env_encoding != 0)
+	{
+		unsigned	id = h->env_encoding - 1u;
+
+		snprintf(info->key_environment, sizeof(info->key_environment), "encoding %s",
+				 id < sizeof(encoding_names) / sizeof(encoding_names[0])
+				 ? encoding_names[id] : "");
+	}
+	if (h->env_locale != 0)
+	{
+		size_t		used = strlen(info->key_environment);
+
+		snprintf(info->key_environment + used, sizeof(info->key_environment) - used,
+				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->env_locale);
+	}
+	info->over_capacity = info->estimated_distinct > h->capacity * OVER_CAPACITY_MARGIN;
+}
+
+bfc_kind
+bfc_filter_kind(const bfc_filter *filter)
+{
+	if (filter->header.key_kind != BF_KIND_NONE)
+		return (bfc_kind) filter->header.key_kind;
+	return filter->intended;
+}
+
+/* ---------------------------------------------------------------------
+ * Union
+ * ---------------------------------------------------------------------
+ */
+
+static void
+describe(char *out, size_t room, const BfHeader *h)
+{
+	snprintf(out, room, "(version %d, capacity %llu, fpr %g, bits %llu, k %d, seed %llu, key kind %s)",
+			 h->version, (unsigned long long) h->capacity, h->fpr,
+			 (unsigned long long) h->nblocks * BF_BLOCK_BITS, h->k,
+			 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
+}
+
+int
+bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
+{
+	BfHeader   *d = &dst->header;
+	const BfHeader *s = &src->header;
+
+	if (!bf_compatible(d, s) ||
+		(d->key_kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
+		 s->key_kind != BF_KIND_NONE && s->key_kind != dst->intended))
+	{
+		char		first[160];
+		char		second[160];
+
+		describe(first, sizeof(first), d);
+		describe(second, sizeof(second), s);
+		bfc_fail(err, BFC_ERR_INCOMPATIBLE,
+				 "cannot compute the union of bloom filters with different parameters or kinds: "
+				 "first filter %s, second filter %s", first, second);
+		return -1;
+	}
+	/* as BloomCombineInto */
+	bf_union_bits(bf_bits(dst->value), bf_bits_const(src->value),
+				  (size_t) d->nblocks * BF_BLOCK_BYTES);
+	d->inserted = bf_count_add(d->inserted, s->inserted);
+	if (d->key_kind == BF_KIND_NONE)
+	{
+		d->key_kind = s->key_kind;
+		d->key_tag = s->key_tag;
+		d->env_encoding = s->env_encoding;
+		d->env_locale = s->env_locale;
+	}
+	bf_write_header(dst->value, d);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Keys
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Whether keys of this kind may go into or be looked up in the filter; the
+ * error CheckKeyKind would raise if not.
+ */
+static bool
+check_kind(const bfc_filter *filter, bfc_kind kind, bfc_error *err)
+{
+	bfc_kind	held = (bfc_kind) filter->header.key_kind;
+
+	if (held == BFC_KIND_OTHER)
+	{
+		bfc_fail(err, BFC_ERR_UNSUPPORTED,
+				 "bloom filter holds values of kind other (hashed by their type's own hash function "
+				 "in the server), which the client cannot hash");
+		return false;
+	}
+	if (held == BFC_KIND_NONE)
+		held = filter->intended;
+	if (held != BFC_KIND_NONE && held != kind)
+	{
+		bfc_fail(err, BFC_ERR_KIND, "bloom filter holds values of kind %s, not %s",
+				 bfc_kind_name(held), bfc_kind_name(kind));
+		return false;
+	}
+	return true;
+}
+
+static bool
+is_ascii(const char *bytes, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char) bytes[i] >= 0x80)
+			return false;
+	return true;
+}
+
+/* The hash of a text key, by the filter's version. */
+static int
+hash_text(const bfc_filter *filter, const char *key, size_t len, uint64_t *hash,
+		  bfc_error *err)
+{
+	if (filter->header.version < 2 && !filter->v1_utf8 && !is_ascii(key, len))
+	{
+		bfc_fail(err, BFC_ERR_UNSUPPORTED,
+				 "version 1 bloom filters hashed text in the server encoding, which the client "
+				 "does not know: non-ASCII keys are refused unless the server encoding was "
+				 "declared UTF8");
+		return -1;
+	}
+	*hash = bf_hash_string(key, len, filter->header.seed);
+	return 0;
+}
+
+/* The hash of a number given as text, by the filter's version. */
+static int
+hash_number_text(const bfc_filter *filter, const char *key, size_t len, uint64_t *hash,
+				 bfc_error *err)
+{
+	BfcNumber	number;
+	int			status = 0;
+
+	if (bfc_parse_number(key, len, &number, err) != 0)
+		return -1;
+	if (filter->header.version >= 2)
+		*hash = bf_hash_numeric(number.sign, number.weight, number.digits,
+								number.ndigits, filter->header.seed);
+	else
+		status = bfc_hash_number_v1(&number, filter->header.seed, hash, err);
+	bfc_number_release(&number);
+	return status;
+}
+
+/* The hash of a key of the given kind spelled as text. */
+static int
+hash_key_text(const bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
+			  uint64_t *hash, bfc_error *err)
+{
+	uint64_t	seed = filter->header.seed;
+
+	switch (kind)
+	{
+		case BFC_KIND_NUMBER:
+			return hash_number_text(filter, key, len, hash, err);
+		case BFC_KIND_FLOAT:
+			{
+				double		value;
+
+				if (bfc_parse_double(key, len, &value, err) != 0)
+					return -1;
+				*hash = bf_hash_float8(value, seed);
+				return 0;
+			}
+		case BFC_KIND_TEXT:
+			return hash_text(filter, key, len, hash, err);
+		case BFC_KIND_BYTEA:
+			{
+				uint8_t    *bytes;
+				size_t		n;
+
+				if (bfc_parse_bytea(key, len, &bytes, &n, err) != 0)
+					return -1;
+				*hash = bf_hash_bytes(bytes, n, seed);
+				free(bytes);
+				return 0;
+			}
+		case BFC_KIND_UUID:
+			{
+				uint8_t		uuid[16];
+
+				if (bfc_parse_uuid(key, len, uuid, err) != 0)
+					return -1;
+				*hash = bf_hash_uuid(uuid, seed);
+				return 0;
+			}
+		case BFC_KIND_BOOL:
+			{
+				bool		value;
+
+				if (bfc_parse_bool(key, len, &value, err) != 0)
+					return -1;
+				*hash = bf_hash_bool(value, seed);
+				return 0;
+			}
+		case BFC_KIND_DATE:
+			{
+				int32_t		days;
+
+				if (bfc_parse_date(key, len, &days, err) != 0)
+					return -1;
+				*hash = bf_hash_date(days, seed);
+				return 0;
+			}
+		case BFC_KIND_TIMESTAMP:
+		case BFC_KIND_TIMESTAMPTZ:
+			{
+				int64_t		microseconds;
+
+				if (bfc_parse_timestamp(key, len, kind == BFC_KIND_TIMESTAMPTZ,
+										&microseconds, err) != 0)
+					return -1;
+				*hash = bf_hash_timestamp(microseconds, seed);
+				return 0;
+			}
+		default:
+			bfc_fail(err, BFC_ERR_UNSUPPORTED, "the client cannot hash keys of kind %s",
+					 bfc_kind_name(kind));
+			return -1;
+	}
+}
+
+/* Probes one hash; a filter with nothing added holds nothing. */
+static int
+test_hash(const bfc_filter *filter, uint64_t hash)
+{
+	const BfHeader *h = &filter->header;
+
+	if (h->key_kind == BF_KIND_NONE)
+		return 0;
+	return bf_test_hash(bf_bits_const(filter->value), h->nblocks, h->k, hash) ? 1 : 0;
+}
+
+/* Adds hashes of keys of one kind, updating the header as the server does. */
+static void
+add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n)
+{
+	BfHeader   *h = &filter->header;
+
+	if (n == 0)
+		return;
+	bf_add_hashes(bf_bits(filter->value), h->nblocks, h->k, hashes, n);
+	h->key_kind = (uint8_t) kind;
+	h->key_tag = 0;
+	h->env_encoding = 0;
+	h->env_locale = 0;
+	h->inserted = bf_count_add(h->inserted, n);
+	bf_write_header(filter->value, h);
+}
+
+/* The kind a text key is read as: the filter's own. */
+static bfc_kind
+kind_for_text_key(const bfc_filter *filter)
+{
+	return bfc_filter_kind(filter);
+}
+
+int
+bfc_contains_str_as(const bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
+					bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_kind(filter, kind, err) || hash_key_text(filter, kind, key, len, &hash, err) != 0)
+		return -1;
+	return test_hash(filter, hash);
+}
+
+int
+bfc_add_str_as(bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
+			   bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_kind(filter, kind, err) || hash_key_text(filter, kind, key, len, &hash, err) != 0)
+		return -1;
+	add_hashes(filter, kind, &hash, 1);
+	return 0;
+}
+
+int
+bfc_contains_str(const bfc_filter *filter, const char *key, size_t len, bfc_error *err)
+{
+	bfc_kind	kind = kind_for_text_key(filter);
+
+	if (filter->header.key_kind == BF_KIND_OTHER)
+		return check_kind(filter, BFC_KIND_OTHER, err) ? 0 : -1;
+	if (kind == BFC_KIND_NONE)
+		return 0;				/* nothing added, nothing to read the key as */
+	return bfc_contains_str_as(filter, kind, key, len, err);
+}
+
+int
+bfc_add_str(bfc_filter *filter, const char *key, size_t len, bfc_error *err)
+{
+	bfc_kind	kind = kind_for_text_key(filter);
+
+	if (kind == BFC_KIND_NONE)
+	{
+		bfc_fail(err, BFC_ERR_PARAM,
+				 "a key spelled as text needs a kind: the filter has none yet");
+		return -1;
+	}
+	return bfc_add_str_as(filter, kind, key, len, err);
+}
+
+/* The typed functions: check the kind, hash, probe or add. */
+#define TYPED_PAIR(name, ctype, kind, hash_expr) \
+int \
+bfc_contains_##name(const bfc_filter *filter, ctype key, bfc_error *err) \
+{ \
+	uint64_t	seed = filter->header.seed; \
+	if (!check_kind(filter, kind, err)) \
+		return -1; \
+	return test_hash(filter, hash_expr); \
+} \
+int \
+bfc_add_##name(bfc_filter *filter, ctype key, bfc_error *err) \
+{ \
+	uint64_t	seed = filter->header.seed; \
+	uint64_t	hash; \
+	if (!check_kind(filter, kind, err)) \
+		return -1; \
+	hash = hash_expr; \
+	add_hashes(filter, kind, &hash, 1); \
+	return 0; \
+}
+
+TYPED_PAIR(int64, int64_t, BFC_KIND_NUMBER, bf_hash_int64(key, seed))
+TYPED_PAIR(double, double, BFC_KIND_FLOAT, bf_hash_float8(key, seed))
+TYPED_PAIR(uuid, const uint8_t *, BFC_KIND_UUID, bf_hash_uuid(key, seed))
+TYPED_PAIR(bool, bool, BFC_KIND_BOOL, bf_hash_bool(key, seed))
+TYPED_PAIR(date, int32_t, BFC_KIND_DATE, bf_hash_date(key, seed))
+
+int
+bfc_contains_text(const bfc_filter *filter, const char *key, size_t len, bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_kind(filter, BFC_KIND_TEXT, err) || hash_text(filter, key, len, &hash, err) != 0)
+		return -1;
+	return test_hash(filter, hash);
+}
+
+int
+bfc_add_text(bfc_filter *filter, const char *key, size_t len, bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_kind(filter, BFC_KIND_TEXT, err) || hash_text(filter, key, len, &hash, err) != 0)
+		return -1;
+	add_hashes(filter, BFC_KIND_TEXT, &hash, 1);
+	return 0;
+}
+
+int
+bfc_contains_bytea(const bfc_filter *filter, const void *key, size_t len, bfc_error *err)
+{
+	if (!check_kind(filter, BFC_KIND_BYTEA, err))
+		return -1;
+	return test_hash(filter, bf_hash_bytes(key, len, filter->header.seed));
+}
+
+int
+bfc_add_bytea(bfc_filter *filter, const void *key, size_t len, bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_kind(filter, BFC_KIND_BYTEA, err))
+		return -1;
+	hash = bf_hash_bytes(key, len, filter->header.seed);
+	add_hashes(filter, BFC_KIND_BYTEA, &hash, 1);
+	return 0;
+}
+
+static bool
+check_timestamp_kind(bfc_kind kind, bfc_error *err)
+{
+	if (kind != BFC_KIND_TIMESTAMP && kind != BFC_KIND_TIMESTAMPTZ)
+	{
+		bfc_fail(err, BFC_ERR_PARAM, "a timestamp key is of kind timestamp or timestamptz, not %s",
+				 bfc_kind_name(kind));
+		return false;
+	}
+	return true;
+}
+
+int
+bfc_contains_timestamp(const bfc_filter *filter, bfc_kind kind, int64_t microseconds,
+					   bfc_error *err)
+{
+	if (!check_timestamp_kind(kind, err) || !check_kind(filter, kind, err))
+		return -1;
+	return test_hash(filter, bf_hash_timestamp(microseconds, filter->header.seed));
+}
+
+int
+bfc_add_timestamp(bfc_filter *filter, bfc_kind kind, int64_t microseconds, bfc_error *err)
+{
+	uint64_t	hash;
+
+	if (!check_timestamp_kind(kind, err) || !check_kind(filter, kind, err))
+		return -1;
+	hash = bf_hash_timestamp(microseconds, filter->header.seed);
+	add_hashes(filter, kind, &hash, 1);
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Batches
+ * ---------------------------------------------------------------------
+ */
+
+/* Hashes per step of a batch: their blocks are prefetched before probing. */
+#define BATCH 64
+
+static void
+prefetch(const bfc_filter *filter, uint64_t hash)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	const uint8_t *block = bf_bits_const(filter->value) +
+		(size_t) bf_block_of(hash, filter->header.nblocks) * BF_BLOCK_BYTES;
+
+	__builtin_prefetch(block);
+	__builtin_prefetch(block + BF_BLOCK_BYTES - 1);
+#else
+	(void) filter;
+	(void) hash;
+#endif
+}
+
+/* Probes a batch of hashes, prefetching the blocks of a large filter first. */
+static void
+test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t *out)
+{
+	const BfHeader *h = &filter->header;
+	const uint8_t *bits = bf_bits_const(filter->value);
+
+	if (h->key_kind == BF_KIND_NONE)
+	{
+		memset(out, 0, n);
+		return;
+	}
+	if (filter->len > 256 * 1024)
+		for (size_t i = 0; i < n; i++)
+			prefetch(filter, hashes[i]);
+	for (size_t i = 0; i < n; i++)
+		out[i] = bf_test_hash(bits, h->nblocks, h->k, hashes[i]) ? 1 : 0;
+}
+
+int
+bfc_contains_int64_many(const bfc_filter *filter, const int64_t *keys, size_t n,
+						uint8_t *out, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+	uint64_t	seed = filter->header.seed;
+
+	if (!check_kind(filter, BFC_KIND_NUMBER, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+			hashes[i] = bf_hash_int64(keys[done + i], seed);
+		test_hashes(filter, hashes, m, out + done);
+	}
+	return 0;
+}
+
+int
+bfc_add_int64_many(bfc_filter *filter, const int64_t *keys, size_t n, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+	uint64_t	seed = filter->header.seed;
+
+	if (!check_kind(filter, BFC_KIND_NUMBER, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+			hashes[i] = bf_hash_int64(keys[done + i], seed);
+		add_hashes(filter, BFC_KIND_NUMBER, hashes, m);
+	}
+	return 0;
+}
+
+int
+bfc_contains_double_many(const bfc_filter *filter, const double *keys, size_t n,
+						 uint8_t *out, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+	uint64_t	seed = filter->header.seed;
+
+	if (!check_kind(filter, BFC_KIND_FLOAT, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+			hashes[i] = bf_hash_float8(keys[done + i], seed);
+		test_hashes(filter, hashes, m, out + done);
+	}
+	return 0;
+}
+
+int
+bfc_contains_uuid_many(const bfc_filter *filter, const uint8_t *keys, size_t n,
+					   uint8_t *out, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+	uint64_t	seed = filter->header.seed;
+
+	if (!check_kind(filter, BFC_KIND_UUID, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+			hashes[i] = bf_hash_uuid(keys + (done + i) * BF_UUID_BYTES, seed);
+		test_hashes(filter, hashes, m, out + done);
+	}
+	return 0;
+}
+
+/* The hash of packed key i: raw bytes for text and bytea, else text to parse. */
+static int
+hash_packed(const bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
+			uint64_t *hash, bfc_error *err)
+{
+	if (kind == BFC_KIND_BYTEA)
+	{
+		*hash = bf_hash_bytes(key, len, filter->header.seed);
+		return 0;
+	}
+	return hash_key_text(filter, kind, key, len, hash, err);
+}
+
+int
+bfc_contains_packed(const bfc_filter *filter, bfc_kind kind, const char *data,
+					const size_t *offsets, size_t n, uint8_t *out, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+
+	if (!check_kind(filter, kind, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+		{
+			size_t		at = offsets[done + i];
+
+			if (hash_packed(filter, kind, data + at, offsets[done + i + 1] - at,
+							&hashes[i], err) != 0)
+				return -1;
+		}
+		test_hashes(filter, hashes, m, out + done);
+	}
+	return 0;
+}
+
+int
+bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data, const size_t *offsets,
+			   size_t n, bfc_error *err)
+{
+	uint64_t	hashes[BATCH];
+
+	if (!check_kind(filter, kind, err))
+		return -1;
+	for (size_t done = 0; done < n; done += BATCH)
+	{
+		size_t		m = n - done < BATCH ? n - done : BATCH;
+
+		for (size_t i = 0; i < m; i++)
+		{
+			size_t		at = offsets[done + i];
+
+			if (hash_packed(filter, kind, data + at, offsets[done + i + 1] - at,
+							&hashes[i], err) != 0)
+			{
+				/* the keys before it stay added, as with single adds */
+				add_hashes(filter, kind, hashes, i);
+				return -1;
+			}
+		}
+		add_hashes(filter, kind, hashes, m);
+	}
+	return 0;
+}

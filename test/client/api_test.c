@@ -1,0 +1,317 @@
+/*
+ * api_test.c
+ *	  Test program of test/client/run.sh: the C API of the client library
+ *	  (client/bloomfilter.h) without a server: typed and text keys agree,
+ *	  keys of the wrong kind and filters of kind "other" are errors,
+ *	  version 1 rules, the forms round-trip, bloom_empty's sizing, the key
+ *	  syntaxes at their edges, and probing and sizing from several threads.
+ *	  Built twice, against the static and the shared library.
+ *
+ * Prints "ok - ..." / "not ok - ..." lines; exits non-zero on a failure.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bloomfilter.h"
+
+static int	failures = 0;
+
+static void
+check(const char *description, int condition)
+{
+	printf("%s - %s\n", condition ? "ok" : "not ok", description);
+	if (!condition)
+		failures++;
+}
+
+static int
+str_in(bfc_filter *f, const char *key)
+{
+	return bfc_contains_str(f, key, strlen(key), NULL);
+}
+
+static void
+test_numbers(void)
+{
+	bfc_error	err;
+	bfc_filter *f = bfc_create(BFC_KIND_NUMBER, 1000, 0.01, &err);
+	const char *same_as_1000[] = {"1000", "1e3", "1000.000", " +1000 ", "10000e-1", "1.000E+3"};
+	int			all = 1;
+
+	bfc_add_int64(f, 1000, &err);
+	for (size_t i = 0; i < sizeof(same_as_1000) / sizeof(same_as_1000[0]); i++)
+		all &= str_in(f, same_as_1000[i]) == 1;
+	check("number: 1000 added as an int64 is found as 1e3, 1000.000, +1000, ...", all);
+
+	bfc_add_str(f, "0.50", 4, &err);
+	check("number: 0.50 added is found as 0.5, 5e-1, .5",
+		  str_in(f, "0.5") == 1 && str_in(f, "5e-1") == 1 && str_in(f, ".5") == 1);
+	bfc_add_str(f, "-9223372036854775808", 20, &err);
+	check("number: INT64_MIN as text is the int64", bfc_contains_int64(f, INT64_MIN, &err) == 1);
+	bfc_add_str(f, "-0", 2, &err);
+	check("number: -0 is 0", bfc_contains_int64(f, 0, &err) == 1);
+	check("number: 1_000 (PostgreSQL 16 syntax) is refused",
+		  bfc_contains_str(f, "1_000", 5, &err) == -1 && err.code == BFC_ERR_KEY);
+	check("number: 1e131072 overflows as in numeric_in",
+		  bfc_contains_str(f, "1e131072", 8, &err) == -1 && err.code == BFC_ERR_KEY);
+	check("number: 0e-16384 overflows the display scale as in numeric_in",
+		  bfc_contains_str(f, "0e-16384", 8, &err) == -1 && err.code == BFC_ERR_KEY);
+	check("number: a text key is a kind error",
+		  bfc_contains_text(f, "abc", 3, &err) == -1 && err.code == BFC_ERR_KIND &&
+		  strstr(err.message, "kind number, not text") != NULL);
+	bfc_free(f);
+}
+
+static void
+test_kinds(void)
+{
+	bfc_error	err;
+	bfc_filter *f;
+	uint8_t		uuid[16] = {0xa0, 0xee, 0xbc, 0x99, 0x9c, 0x0b, 0x4e, 0xf8,
+	0xbb, 0x6d, 0x6b, 0xb9, 0xbd, 0x38, 0x0a, 0x11};
+
+	f = bfc_create(BFC_KIND_UUID, 10, 0.01, &err);
+	bfc_add_uuid(f, uuid, &err);
+	check("uuid: found in upper case, in braces, without hyphens",
+		  str_in(f, "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11") == 1 &&
+		  str_in(f, "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}") == 1 &&
+		  str_in(f, "a0eebc999c0b4ef8bb6d6bb9bd380a11") == 1 &&
+		  str_in(f, "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11") == 1);
+	check("uuid: a hyphen uuid_in refuses is refused",
+		  bfc_contains_str(f, "a0eebc99-9c0b4ef8-bb6d-6bb9bd380a1-1", 37, &err) == -1 &&
+		  err.code == BFC_ERR_KEY);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_FLOAT, 10, 0.01, &err);
+	bfc_add_double(f, -0.0, &err);
+	bfc_add_str(f, "NaN", 3, &err);
+	check("float: -0 = 0, every NaN is one", bfc_contains_double(f, 0.0, &err) == 1 &&
+		  bfc_contains_double(f, -(0.0 / 0.0), &err) == 1 && str_in(f, " -0.0 ") == 1);
+	check("float: 1e999 is out of range as in float8in",
+		  bfc_contains_str(f, "1e999", 5, &err) == -1 && err.code == BFC_ERR_KEY);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_TEXT, 10, 0.01, &err);
+	bfc_add_text(f, "abc", 3, &err);
+	check("text: trailing blanks do not count, leading ones do",
+		  str_in(f, "abc   ") == 1 && str_in(f, " abc") == 0);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_BOOL, 10, 0.01, &err);
+	bfc_add_bool(f, true, &err);
+	check("boolean: t, TRUE, yes, on, 1, ' y ' are true; 'o' is refused",
+		  str_in(f, "t") == 1 && str_in(f, "TRUE") == 1 && str_in(f, "yes") == 1 &&
+		  str_in(f, "on") == 1 && str_in(f, "1") == 1 && str_in(f, " y ") == 1 &&
+		  str_in(f, "o") == -1);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_BYTEA, 10, 0.01, &err);
+	bfc_add_bytea(f, "\x01\\a", 3, &err);
+	check("bytea: \\x hex and the escape format read the same bytes",
+		  str_in(f, "\\x015C61") == 1 && str_in(f, "\\001\\\\a") == 1 && str_in(f, "\\x01 5c 61") == 1);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_DATE, 10, 0.01, &err);
+	bfc_add_date(f, 0, &err);
+	bfc_add_date(f, INT32_MAX, &err);
+	check("date: 2000-01-01 is day 0, infinity is INT32_MAX",
+		  str_in(f, "2000-01-01") == 1 && str_in(f, "infinity") == 1 && str_in(f, "2000-01-02") == 0);
+	check("date: what the client cannot read exactly is refused (2023-02-29, a US spelling)",
+		  str_in(f, "2023-02-29") == -1 && str_in(f, "01/02/2000") == -1);
+	bfc_free(f);
+
+	f = bfc_create(BFC_KIND_TIMESTAMPTZ, 10, 0.01, &err);
+	bfc_add_timestamp(f, BFC_KIND_TIMESTAMPTZ, 0, &err);
+	check("timestamptz: 2000-01-01 05:30+05:30 is 2000-01-01 00:00 UTC",
+		  str_in(f, "2000-01-01 05:30+05:30") == 1 && str_in(f, "1999-12-31T23:00:00.000000-01") == 1);
+	check("timestamptz: without an offset is refused (it would follow TimeZone)",
+		  bfc_contains_str(f, "2000-01-01 00:00", 16, &err) == -1 && err.code == BFC_ERR_KEY &&
+		  strstr(err.message, "UTC offset") != NULL);
+	check("timestamptz: more than 6 fractional digits are refused (the server rounds)",
+		  str_in(f, "2000-01-01 00:00:00.0000001Z") == -1);
+	bfc_free(f);
+}
+
+static void
+test_forms_and_sizing(void)
+{
+	bfc_error	err;
+	bfc_filter *f = bfc_create(BFC_KIND_NONE, 1000, 0.01, &err);
+	bfc_filter *g;
+	bfc_info	info;
+	size_t		len;
+	const uint8_t *bytes;
+	char	   *text;
+
+	bfc_get_info(f, &info);
+	check("bfc_create(1000, 0.01) is sized as bloom_empty: 20 blocks, k 6, 1336 bytes",
+		  info.bits == 10240 && info.hashes == 6 && info.bytes == 1336 &&
+		  strcmp(info.key_kind, "none") == 0);
+	check("a filter of no kind answers absent without reading the key",
+		  bfc_contains_str(f, "anything", 8, &err) == 0);
+	check("a key spelled as text cannot be added to a filter of no kind",
+		  bfc_add_str(f, "1", 1, &err) == -1 && err.code == BFC_ERR_PARAM);
+	bfc_add_int64(f, 7, &err);
+	check("the first key gives the filter its kind", bfc_filter_kind(f) == BFC_KIND_NUMBER);
+
+	text = malloc(bfc_text_size(f));
+	bfc_write_text(f, text);
+	g = bfc_load(text, strlen(text), &err);
+	bytes = bfc_bytes(f, &len);
+	check("text form round trip", g != NULL && memcmp(bfc_bytes(g, &len), bytes, len) == 0);
+	bfc_free(g);
+	check("text form with a newline inside is refused, as by bloom_in",
+		  bfc_from_text("bloom:QkYC\nAQYB", 15, &err) == NULL && err.code == BFC_ERR_INVALID);
+	free(text);
+
+	check("capacity 0 is refused", bfc_create(BFC_KIND_NUMBER, 0, 0.01, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM);
+	check("fpr 0.6 is refused", bfc_create(BFC_KIND_NUMBER, 10, 0.6, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM);
+	check("a filter beyond the size limit is refused and says how many fit",
+		  bfc_create(BFC_KIND_NUMBER, UINT64_C(1) << 40, 0.01, &err) == NULL &&
+		  err.code == BFC_ERR_TOO_LARGE && strstr(err.message, "at most") != NULL);
+	check("kind other cannot be created", bfc_create(BFC_KIND_OTHER, 10, 0.01, &err) == NULL);
+
+	g = bfc_create(BFC_KIND_NUMBER, 1000, 0.001, &err);
+	check("union of filters of different rates is refused",
+		  bfc_union(f, g, &err) == -1 && err.code == BFC_ERR_INCOMPATIBLE);
+	bfc_free(g);
+	g = bfc_create(BFC_KIND_TEXT, 1000, 0.01, &err);
+	bfc_add_text(g, "x", 1, &err);
+	check("union of filters of different kinds is refused",
+		  bfc_union(f, g, &err) == -1 && err.code == BFC_ERR_INCOMPATIBLE);
+	bfc_free(g);
+	bfc_free(f);
+}
+
+/* A filter of kind "other", as the server builds it from jsonb values. */
+static void
+test_other(void)
+{
+	static const char jsonb_filter[] =
+		"bloom:QkYCAQYKBwBFldlWAQAAAAAAAAAAAAAABQAAAAAAAAB7FK5H4XqEPwUAAAAAAAAA1j8rswAAAAAC"
+		"AAAIBIACQAAACAAAAABCgAAAAABAAAAgAAEAAJgCAAAAgAACACAAAAAAQIAAACAAAAAAAAQCAGCAAACAAAAA";
+	bfc_error	err;
+	bfc_filter *other = bfc_load(jsonb_filter, strlen(jsonb_filter), &err);
+	bfc_info	info;
+
+	if (other == NULL)
+	{
+		check("a server-built filter of kind other loads", 0);
+		printf("#   %s\n", err.message);
+		return;
+	}
+	bfc_get_info(other, &info);
+	check("a server-built filter of kind other loads, with its environment",
+		  strcmp(info.key_kind, "other") == 0 &&
+		  strcmp(info.key_environment, "encoding UTF8") == 0);
+	check("probing it is an error, not an answer",
+		  bfc_contains_str(other, "{}", 2, &err) == -1 && err.code == BFC_ERR_UNSUPPORTED &&
+		  bfc_contains_text(other, "{}", 2, &err) == -1);
+	bfc_free(other);
+}
+
+/* Many threads probe one filter and size new ones at alternating rates. */
+static bfc_filter *shared;
+static int	thread_failures;
+
+static void *
+worker(void *arg)
+{
+	long		id = (long) arg;
+
+	for (int i = 0; i < 2000; i++)
+	{
+		double		fpr = (i + id) % 2 ? 0.001 : 0.01;
+		bfc_filter *f = bfc_create(BFC_KIND_NUMBER, 1000 + i, fpr, NULL);
+		bfc_info	info;
+
+		bfc_get_info(f, &info);
+		if (info.hashes != (fpr == 0.01 ? 6 : 9))
+			__atomic_add_fetch(&thread_failures, 1, __ATOMIC_RELAXED);
+		bfc_free(f);
+		if (bfc_contains_int64(shared, i, NULL) != 1)
+			__atomic_add_fetch(&thread_failures, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void
+test_threads(void)
+{
+	pthread_t	threads[4];
+
+	shared = bfc_create(BFC_KIND_NUMBER, 5000, 0.01, NULL);
+	for (int i = 0; i < 2000; i++)
+		bfc_add_int64(shared, i, NULL);
+	for (long i = 0; i < 4; i++)
+		pthread_create(&threads[i], NULL, worker, (void *) i);
+	for (int i = 0; i < 4; i++)
+		pthread_join(threads[i], NULL);
+	check("4 threads probing one filter and sizing new ones at alternating rates agree",
+		  thread_failures == 0);
+	bfc_free(shared);
+}
+
+/*
+ * --junk: every line of stdin as a key of every kind and as a text form,
+ * for a run under AddressSanitizer and UBSan; the answers do not matter.
+ */
+static int
+junk(void)
+{
+	static const bfc_kind kinds[] = {BFC_KIND_NUMBER, BFC_KIND_FLOAT, BFC_KIND_TEXT,
+		BFC_KIND_BYTEA, BFC_KIND_UUID, BFC_KIND_BOOL, BFC_KIND_DATE, BFC_KIND_TIMESTAMP,
+	BFC_KIND_TIMESTAMPTZ};
+	bfc_filter *filters[9];
+	char	   *line = NULL;
+	size_t		room = 0;
+	ssize_t		len;
+	long		lines = 0;
+	long		accepted = 0;
+
+	for (int i = 0; i < 9; i++)
+	{
+		filters[i] = bfc_create(kinds[i], 100, 0.01, NULL);
+		bfc_set_v1_utf8(filters[i], i % 2 == 0);
+	}
+	while ((len = getline(&line, &room, stdin)) >= 0)
+	{
+		bfc_filter *loaded;
+
+		if (len > 0 && line[len - 1] == '\n')
+			len--;
+		lines++;
+		for (int i = 0; i < 9; i++)
+		{
+			if (bfc_add_str(filters[i], line, len, NULL) == 0)
+				accepted++;
+			bfc_contains_str(filters[i], line, len, NULL);
+		}
+		loaded = bfc_load(line, len, NULL);
+		bfc_free(loaded);
+		bfc_validate_text(line, len, NULL);
+	}
+	free(line);
+	for (int i = 0; i < 9; i++)
+		bfc_free(filters[i]);
+	printf("%ld lines, %ld keys accepted\n", lines, accepted);
+	return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+	if (argc > 1 && strcmp(argv[1], "--junk") == 0)
+		return junk();
+	test_numbers();
+	test_kinds();
+	test_forms_and_sizing();
+	test_other();
+	test_threads();
+	return failures != 0;
+}

@@ -1,0 +1,331 @@
+#!/bin/bash
+# test/client/run.sh: the client library (client/), bloomfilter-cli and the
+# Python module (python/bloomfilter.py) against the installed extension, in
+# a throwaway cluster of its own, of pg_config's PostgreSQL major.
+#
+#   1. golden.sql: the server's hashes of every kind, pinned (the canonical
+#      forms the client shares live in the core, canonical.c);
+#   2. exact.py: for every kind the client hashes, 50,000 present and
+#      50,000 absent keys (CLIENT_KEYS sets the total per kind): the CLI and
+#      the module answer exactly as the server, false positives included;
+#      filters they build equal the server's byte for byte and union with
+#      the server's into the server's union; version 1 filters, a LATIN1
+#      database, bloom_info, and damaged binary and text values (the fuzz
+#      corpus and mutants) are judged as the server judges them;
+#   3. api_test.c, against the static and the shared library, and with
+#      AddressSanitizer and UBSan, also over junk keys and text forms;
+#   4. the CLI's exit codes and messages;
+#   5. the examples of README.md's "Using filters in your application";
+#   6. bench/client.sh's figures, reported as "#" lines (not checks).
+#
+# Prints one "ok - ..."/"not ok - ..." line per check and, last,
+# "N passed, N failed"; exits non-zero if anything failed.  Needs root (to
+# run the cluster as the postgres user) and the extension installed
+# (scripts/test.sh installs it first); builds the client with make client.
+set -u
+set -o pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+. "$HERE/../lib.sh"
+PORT=5571
+STARTED=$(date +%s)
+CLI="$REPO/client/bloomfilter-cli"
+PYTHON=/usr/bin/python3
+
+work=""
+
+finish_timed() {
+	echo "# runtime: $(($(date +%s) - STARTED)) s"
+	finish
+}
+
+cleanup() {
+	if [ -n "$work" ] && [ -d "$work" ]; then
+		if cluster_up "$work"; then
+			cluster_stop "$work" immediate >/dev/null 2>&1 ||
+				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
+		fi
+		rm -rf "$work"
+	fi
+}
+
+start_cluster() {
+	work=$(mktemp -d)
+	chmod 755 "$work"
+	chown postgres "$work"
+	cluster_init "$work" >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
+	cluster_start "$work" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+		>/dev/null 2>&1 || { cat "$work/server.log"; return 1; }
+}
+
+sql() {
+	PGOPTIONS="-c client_min_messages=warning" \
+		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres "$@"
+}
+
+# Adds the ok/not ok lines of a program's output to the counts.
+count_lines() {
+	local output=$1
+	grep -E '^(ok - |not ok - |#)' "$output"
+	passed=$((passed + $(grep -c '^ok - ' "$output")))
+	failed=$((failed + $(grep -c '^not ok - ' "$output")))
+}
+
+golden() {
+	if sql -d client -f "$HERE/golden.sql" 2>&1 | grep -v '^SET$' >"$work/golden.out" &&
+		diff -u "$HERE/golden.expected" "$work/golden.out" >"$work/golden.diff"; then
+		ok "the server's hashes of every kind are the pinned ones (golden.sql)"
+	else
+		not_ok "the server's hashes of every kind are the pinned ones (golden.sql)"
+		sed 's/^/#   /' "$work/golden.diff" | head -n 20
+	fi
+}
+
+exactness() {
+	mkdir -p "$work/exact"
+	gcc -O2 -o "$work/exact/rechecksum" "$REPO/test/property/rechecksum.c" ||
+		{ not_ok "building test/property/rechecksum.c"; return; }
+	"$PYTHON" "$HERE/exact.py" --psql "$PGBIN/psql" --host "$work" --port "$PORT" \
+		--work "$work/exact" --keys "${CLIENT_KEYS:-100000}" >"$work/exact.out" 2>&1
+	local status=$?
+	count_lines "$work/exact.out"
+	if [ $status -ne 0 ]; then
+		not_ok "exact.py stopped (exit $status)"
+		grep -vE '^(ok - |not ok - |#)' "$work/exact.out" | tail -n 20 | sed 's/^/#   /'
+	fi
+}
+
+api_tests() {
+	local flavour
+	gcc -O2 -Wall -Wextra -I"$REPO/client" -o "$work/api_static" "$HERE/api_test.c" \
+		"$REPO/client/libbloomfilter.a" -lm -pthread &&
+		gcc -O2 -Wall -Wextra -I"$REPO/client" -o "$work/api_shared" "$HERE/api_test.c" \
+			-L"$REPO/client" -lbloomfilter -pthread ||
+		{ not_ok "building api_test.c against the static and the shared library"; return; }
+	for flavour in static shared; do
+		LD_LIBRARY_PATH="$REPO/client" "$work/api_$flavour" | sed "s/^\(\(not \)\?ok - \)/\1$flavour library: /" \
+			>"$work/api.out" 2>&1
+		count_lines "$work/api.out"
+	done
+}
+
+# The library built from its sources with AddressSanitizer and UBSan: the
+# API tests, then junk keys of every kind and junk text forms.
+sanitizers() {
+	local status sources="$REPO/bloom.c $REPO/sizing.c $REPO/canonical.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
+	# shellcheck disable=SC2086
+	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I"$REPO" -I"$REPO/client" \
+		-o "$work/api_asan" "$HERE/api_test.c" $sources -lm -pthread 2>"$work/asan.build" ||
+		{ not_ok "building the library and api_test.c with ASan and UBSan"; sed 's/^/#   /' "$work/asan.build" | tail -n 5; return; }
+	"$work/api_asan" >"$work/asan.out" 2>&1
+	check "api_test.c under ASan and UBSan: every check passes, no report, no leak" \
+		test $? -eq 0
+	grep -E '^not ok|ERROR|runtime error' "$work/asan.out" | head -n 5 | sed 's/^/#   /'
+	"$PYTHON" - "$HERE" >"$work/junk.txt" <<'EOF'
+import random, sys
+sys.path.insert(0, sys.argv[1])
+from exact import SPELLINGS, near_spellings
+rng = random.Random(11)
+for kind in SPELLINGS:
+    for s in near_spellings(kind, rng, 3000):
+        print(s.replace("\n", ""))
+base = "bloom:QkYCAQYBAAAAAAAAAQAAAAAAAAAAAAAACgAAAAAAAAB7FK5H4XqEPwMAAAAAAAAANrNAAAAAAAAACAAAAAAAAAAAAAEAAAAIAAABAAAAAAAgAAAAICAAAAAACAAAAAACAIABAAAAAAAAAECABAEBCAAAQAAAAAAA"
+for _ in range(5000):
+    s = base
+    for _ in range(rng.randrange(1, 4)):
+        at = rng.randrange(len(s) + 1)
+        s = s[:at] + rng.choice("A=+/ \t-_\\x0") + s[at + rng.randrange(2):]
+    print(s)
+EOF
+	"$work/api_asan" --junk <"$work/junk.txt" >"$work/junk.out" 2>&1
+	status=$?
+	check "$(grep -E '^[0-9]+ lines' "$work/junk.out" || echo 'junk'): keys of every kind and text forms under ASan and UBSan, no report" \
+		test $status -eq 0
+	grep -E 'ERROR|runtime error' "$work/junk.out" | head -n 5 | sed 's/^/#   /'
+}
+
+# expect_exit STATUS DESCRIPTION COMMAND...: the command's exit status, and
+# for a failure a message on stderr that names the program.
+expect_exit() {
+	local status=$1 description=$2 got
+	shift 2
+	"$@" >"$work/cli.out" 2>"$work/cli.err"
+	got=$?
+	if [ "$got" -eq "$status" ] && { [ "$status" -eq 0 ] || grep -q '^bloomfilter-cli: ' "$work/cli.err"; }; then
+		ok "CLI: $description (exit $status)"
+	else
+		not_ok "CLI: $description (exit $got, expected $status)"
+		sed 's/^/#   /' "$work/cli.err" | head -n 5
+	fi
+}
+
+cli_tests() {
+	local d=$work/cli
+	mkdir -p "$d"
+	sql -d client -c "SELECT bloom_agg(i) FROM generate_series(1, 1000) i" >"$d/ints.txt"
+	sql -d client -c "SELECT bloom_agg(i)::bytea FROM generate_series(1, 1000) i" >"$d/ints.hex"
+	sql -d client -c "SELECT bloom_agg(jsonb_build_object('a', i)) FROM generate_series(1, 10) i" >"$d/jsonb.txt"
+	printf 'junk' >"$d/junk"
+
+	expect_exit 0 "--help" "$CLI" --help
+	if grep -q 'contains FILE' "$work/cli.out" && grep -q 'Exit status' "$work/cli.out"; then
+		ok "CLI: --help describes the commands and the exit status"
+	else
+		not_ok "CLI: --help describes the commands and the exit status"
+	fi
+	expect_exit 2 "no command is a usage error" "$CLI"
+	expect_exit 2 "an unknown command is a usage error" "$CLI" frobnicate
+	expect_exit 2 "an unknown option is a usage error" "$CLI" info --frob "$d/ints.txt"
+	expect_exit 2 "build without --kind is a usage error" "$CLI" build --capacity 10
+	expect_exit 3 "a missing file is an I/O error" "$CLI" info "$d/missing"
+	expect_exit 1 "a file that is no filter is invalid data" "$CLI" info "$d/junk"
+	expect_exit 1 "a key of the wrong syntax is invalid data" "$CLI" contains "$d/ints.txt" 12x
+	printf '1\n2\nnope\n' >"$d/keys"
+	"$CLI" contains "$d/ints.txt" <"$d/keys" >"$d/out" 2>"$d/err"
+	if [ $? -eq 1 ] && grep -q 'stdin line 3' "$d/err" && [ "$(cat "$d/out")" = "$(printf '1\tt\n2\tt')" ]; then
+		ok "CLI: a bad key on stdin stops there, naming its line, after the answers before it"
+	else
+		not_ok "CLI: a bad key on stdin stops there, naming its line, after the answers before it"
+	fi
+	expect_exit 1 "probing a filter of kind other is an error, not an answer" \
+		"$CLI" contains "$d/jsonb.txt" '{"a": 1}'
+	check "CLI: the error for kind other says so" grep -q 'kind other' "$work/cli.err"
+	"$CLI" build --kind number --capacity 1000 --fpr 0.001 </dev/null >"$d/other_rate.bin"
+	expect_exit 1 "union of filters of different rates is refused" \
+		"$CLI" union "$d/ints.txt" "$d/other_rate.bin"
+	if [ "$("$CLI" contains "$d/ints.hex" -5 5 -- -6)" = "$(printf -- '-5\tf\n5\tt\n-6\tf')" ]; then
+		ok "CLI: keys as arguments, negative ones included, from the hex form"
+	else
+		not_ok "CLI: keys as arguments, negative ones included, from the hex form"
+	fi
+	"$CLI" convert "$d/ints.txt" >"$d/ints.bin" &&
+		"$CLI" convert "$d/ints.bin" >"$d/ints.again.txt" &&
+		"$CLI" convert "$d/ints.hex" >"$d/ints.from_hex.bin"
+	if cmp -s "$d/ints.txt" "$d/ints.again.txt" && cmp -s "$d/ints.bin" "$d/ints.from_hex.bin"; then
+		ok "CLI: convert text -> binary -> text and hex -> binary round-trip exactly"
+	else
+		not_ok "CLI: convert text -> binary -> text and hex -> binary round-trip exactly"
+	fi
+	printf '1001\n1002\n' | "$CLI" add "$d/ints.txt" >"$d/ints.added.txt"
+	if [ "$(sql -d client -c "SELECT '$(cat "$d/ints.added.txt")'::bloom = bloom_add_all('$(cat "$d/ints.txt")'::bloom, ARRAY[1001, 1002])")" = t ]; then
+		ok "CLI: add writes the filter the server's bloom_add_all makes, in the input's form"
+	else
+		not_ok "CLI: add writes the filter the server's bloom_add_all makes, in the input's form"
+	fi
+}
+
+# make install-client into a staging directory: the header, both libraries
+# and the CLI, usable from there with -lbloomfilter, from C and Python.
+install_client() {
+	local root=$work/staging prefix=/usr/local
+	make -s -C "$REPO" install-client DESTDIR="$root" PREFIX="$prefix" >"$work/install.log" 2>&1 ||
+		{ not_ok "make install-client"; sed 's/^/#   /' "$work/install.log" | tail -n 5; return; }
+	cat >"$work/installed.c" <<'EOF'
+#include <stdio.h>
+#include <bloomfilter.h>
+int
+main(void)
+{
+	bfc_filter *f = bfc_create(BFC_KIND_TEXT, 10, 0.01, NULL);
+
+	bfc_add_text(f, "x", 1, NULL);
+	printf("%d%d\n", bfc_contains_text(f, "x ", 2, NULL), bfc_contains_text(f, "y", 1, NULL));
+	bfc_free(f);
+	return 0;
+}
+EOF
+	if gcc -I"$root$prefix/include" -o "$work/installed" "$work/installed.c" -L"$root$prefix/lib" -lbloomfilter &&
+		[ "$(LD_LIBRARY_PATH="$root$prefix/lib" "$work/installed")" = 10 ] &&
+		[ -x "$root$prefix/bin/bloomfilter-cli" ] && [ -f "$root$prefix/lib/libbloomfilter.a" ] &&
+		[ "$(cd "$work" && BLOOMFILTER_LIB="$root$prefix/lib/libbloomfilter.so" PYTHONPATH="$REPO/python" \
+			"$PYTHON" -c 'import bloomfilter; print(bloomfilter.Filter.empty("text", 10).kind)')" = text ]; then
+		ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+	else
+		not_ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+	fi
+}
+
+# The README section's ```sh, ```c and ```python blocks, in order, in one
+# directory, against a database with the README's users and filters.
+readme_examples() {
+	local d=$work/readme status=0
+	mkdir -p "$d"
+	sql -c "CREATE DATABASE readme" &&
+		sql -d readme -c "CREATE EXTENSION bloomfilter" &&
+		sql -d readme -c "CREATE TABLE users AS SELECT (i * 3)::bigint AS id, 'user' || i AS name
+				FROM generate_series(1, 100000) i;
+			CREATE TABLE filters AS SELECT 'users'::text AS name, bloom_agg(id) AS f FROM users;" ||
+		{ not_ok "README examples: the database of Getting started"; return; }
+	"$PYTHON" - "$REPO/README.md" "$d" <<'EOF' >"$d/manifest" || { not_ok "README examples: extracting the blocks"; return; }
+import re, sys
+text = open(sys.argv[1], encoding="utf-8").read()
+start = text.find("\n## Using filters in your application")
+if start < 0:
+    sys.exit(1)
+end = text.find("\n## ", start + 1)
+section = text[start:end if end > 0 else len(text)]
+blocks = re.findall(r"^```(sh|c|python)\n(.*?)^```$", section, re.S | re.M)
+for n, (lang, body) in enumerate(blocks, 1):
+    name = "%s/block%02d.%s" % (sys.argv[2], n, {"sh": "sh", "c": "c", "python": "py"}[lang])
+    open(name, "w").write(body)
+    print(lang, name)
+EOF
+	while read -r lang file; do
+		case $lang in
+			sh)
+				(cd "$d" && PATH="$REPO/client:$PGBIN:$PATH" PGHOST=$work PGPORT=$PORT PGUSER=postgres \
+					PGDATABASE=readme bash -e -o pipefail "$file") >"$file.out" 2>&1
+				;;
+			c)
+				gcc -Wall -I"$REPO/client" -o "${file%.c}" "$file" "$REPO/client/libbloomfilter.a" -lm -pthread \
+					>"$file.out" 2>&1 && (cd "$d" && "${file%.c}") >>"$file.out" 2>&1
+				;;
+			python)
+				(cd "$d" && PYTHONPATH="$REPO/python" "$PYTHON" "$file") >"$file.out" 2>&1
+				;;
+		esac
+		status=$?
+		if [ $status -eq 0 ]; then
+			ok "README example $(basename "$file") ($lang) runs"
+		else
+			not_ok "README example $(basename "$file") ($lang) runs"
+			sed 's/^/#   /' "$file.out" | tail -n 10
+		fi
+	done <"$d/manifest"
+	[ -s "$d/manifest" ] || not_ok "README examples: the section has no sh, c or python blocks"
+}
+
+main() {
+	cleanup_on_exit cleanup
+	ensure_postgresql gcc libc6-dev libxxhash-dev make python3 ||
+		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, make and python3"; finish_timed; }
+	if ! extension_installed; then
+		not_ok "bloomfilter is not installed (run make install first)"
+		finish_timed
+	fi
+	if make -s -C "$REPO" client >"$REPO/client/build.log" 2>&1; then
+		ok "make client builds the library (static and shared) and the CLI"
+		rm -f "$REPO/client/build.log"
+	else
+		not_ok "make client builds the library (static and shared) and the CLI"
+		sed 's/^/#   /' "$REPO/client/build.log" | tail -n 20
+		rm -f "$REPO/client/build.log"
+		finish_timed
+	fi
+	start_cluster || { not_ok "starting a throwaway cluster on port $PORT"; finish_timed; }
+	sql -c "CREATE DATABASE client" && sql -d client -c "CREATE EXTENSION bloomfilter" ||
+		{ not_ok "creating the test database"; finish_timed; }
+
+	golden
+	exactness
+	api_tests
+	sanitizers
+	cli_tests
+	install_client
+	readme_examples
+	bash "$REPO/bench/client.sh" 2>&1 | grep '^#'
+	finish_timed
+}
+
+main "$@"
