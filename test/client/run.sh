@@ -15,7 +15,7 @@
 #   3. api_test.c, against the static and the shared library, and with
 #      AddressSanitizer and UBSan, also over junk keys and text forms;
 #   4. the CLI's exit codes and messages;
-#   5. the examples of README.md's "Using filters in your application";
+#   5. the examples of docs/client.md's "Using filters in your application";
 #   6. bench/client.sh's figures, reported as "#" lines (not checks).
 #
 # Prints one "ok - ..."/"not ok - ..." line per check and, last,
@@ -246,8 +246,9 @@ EOF
 	fi
 }
 
-# The README section's ```sh, ```c and ```python blocks, in order, in one
-# directory, against a database with the README's users and filters.
+# The ```sh, ```c and ```python blocks of docs/client.md's section, in
+# order, in one directory, against a database with the README's users and
+# filters.
 readme_examples() {
 	local d=$work/readme status=0
 	mkdir -p "$d"
@@ -257,7 +258,7 @@ readme_examples() {
 				FROM generate_series(1, 100000) i;
 			CREATE TABLE filters AS SELECT 'users'::text AS name, bloom_agg(id) AS f FROM users;" ||
 		{ not_ok "README examples: the database of Getting started"; return; }
-	"$PYTHON" - "$REPO/README.md" "$d" <<'EOF' >"$d/manifest" || { not_ok "README examples: extracting the blocks"; return; }
+	"$PYTHON" - "$REPO/docs/client.md" "$d" <<'EOF' >"$d/manifest" || { not_ok "README examples: extracting the blocks"; return; }
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
 start = text.find("\n## Using filters in your application")

@@ -9,7 +9,7 @@
 #   - each document gets its own fresh database in one throwaway cluster
 #     (unix socket only, in a private temporary directory; removed on exit);
 #   - then its fixture, test/docs/fixtures/<name>.sql, if that file exists
-#     (README.md -> fixtures/README.sql, docs/cookbook.md -> fixtures/cookbook.sql),
+#     (docs/client.md -> fixtures/client.sql),
 #     counted as one check;
 #   - then its ```sql blocks, in document order, one psql -X -v ON_ERROR_STOP=1
 #     per block, each block one check ("ok - README.md block 3 (line 40)").
