@@ -21,6 +21,7 @@ import datetime
 import decimal
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -494,6 +495,21 @@ SPELLINGS = {
 SAME_SYNTAX = {"number", "float", "uuid", "boolean", "bytea"}
 
 
+def numeric_in_changed(spelling, server_accepts, client_accepts):
+    """Whether the server and the client disagree on a number's spelling
+    only because PostgreSQL 16 changed numeric_in, while the client reads
+    15's syntax (client/keyparse.c): 16 accepts non-decimal integers (0x1F,
+    0o17, 0b101) and underscores between digits (1_000), which the client
+    refuses, and refuses blanks between an exponent's e and its digits
+    (1e 5), which 15 skipped (strtol) and the client skips too."""
+    if server_accepts and not client_accepts:
+        bare = spelling.strip(" \t\n\r\v\f").lstrip("+-").lower()
+        return "_" in spelling or bare.startswith(("0x", "0o", "0b"))
+    if client_accepts and not server_accepts:
+        return re.search(r"[eE][ \t\n\r\v\f]", spelling) is not None
+    return False
+
+
 def near_spellings(kind, rng, count):
     seeds = SPELLINGS[kind]
     alphabet = "0123456789eE+-. \t{}abcdfABCDFxXnNiIyYoOtTZz:\\\u00e9"
@@ -523,6 +539,7 @@ def test_syntax(server):
             RETURN false;
         END $$;
         CREATE TABLE spelled (kind text, id int, s text);""")
+    server_major = int(server.run("SHOW server_version_num").strip()) // 10000
     rng = random.Random(5)
     for kind in SPELLINGS:
         spellings = near_spellings(kind, rng, 2500)
@@ -539,6 +556,7 @@ def test_syntax(server):
         f = bloomfilter.Filter.from_bytes(bytes.fromhex(hex_value))
         wrong = []
         client_refused = 0
+        changed = 0
         for i, s in enumerate(spellings):
             try:
                 found = f.contains_str(s)
@@ -546,6 +564,10 @@ def test_syntax(server):
             except bloomfilter.KeySyntaxError:
                 client_accepts = False
                 client_refused += 1
+            if kind == "number" and server_major >= 16 and \
+                    numeric_in_changed(s, accepted[i], client_accepts):
+                changed += 1
+                continue
             if kind in SAME_SYNTAX and client_accepts != accepted[i] or \
                     client_accepts and not accepted[i] or \
                     client_accepts and accepted[i] and not found:
@@ -556,7 +578,8 @@ def test_syntax(server):
         check("%s: %d spellings near the valid ones (%d accepted by the server, %d refused by "
               "the client): the client %s, and finds every value the server added"
               % (kind, len(spellings), n_accepted, client_refused,
-                 "accepts exactly what the server's input function accepts"
+                 ("accepts exactly what the server's input function accepts"
+                  + (" but for %d spellings PostgreSQL 16 changed" % changed if changed else ""))
                  if kind in SAME_SYNTAX else "accepts nothing the server refuses"),
               not wrong, "\n".join(wrong[:10]))
 
