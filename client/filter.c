@@ -939,83 +939,82 @@ test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t 
 		out[i] = bf_test_hash(bits, h->nblocks, h->k, hashes[i]) ? 1 : 0;
 }
 
-int
-bfc_contains_int64_many(const bfc_filter *filter, const int64_t *keys, size_t n,
-						uint8_t *out, bfc_error *err)
+/* Hashes key i of an array of keys of one kind. */
+typedef uint64_t (*key_hash_at) (const void *keys, size_t i, uint64_t seed);
+
+static uint64_t
+hash_int64_at(const void *keys, size_t i, uint64_t seed)
+{
+	return bf_hash_int64(((const int64_t *) keys)[i], seed);
+}
+
+static uint64_t
+hash_double_at(const void *keys, size_t i, uint64_t seed)
+{
+	return bf_hash_float8(((const double *) keys)[i], seed);
+}
+
+static uint64_t
+hash_uuid_at(const void *keys, size_t i, uint64_t seed)
+{
+	return bf_hash_uuid((const uint8_t *) keys + i * BF_UUID_BYTES, seed);
+}
+
+/*
+ * The batch forms: hashes the n keys BATCH at a time, then probes them into
+ * out, or adds them when out is NULL (only then is the filter changed).
+ */
+static int
+keys_in_batches(bfc_filter *filter, bfc_kind kind, const void *keys, size_t n,
+				key_hash_at hash, uint8_t *out, bfc_error *err)
 {
 	uint64_t	hashes[BATCH];
 	uint64_t	seed = filter->header.seed;
 
-	if (!check_kind(filter, BFC_KIND_NUMBER, err))
+	if (!check_kind(filter, kind, err))
 		return -1;
 	for (size_t done = 0; done < n; done += BATCH)
 	{
 		size_t		m = n - done < BATCH ? n - done : BATCH;
 
 		for (size_t i = 0; i < m; i++)
-			hashes[i] = bf_hash_int64(keys[done + i], seed);
-		test_hashes(filter, hashes, m, out + done);
+			hashes[i] = hash(keys, done + i, seed);
+		if (out != NULL)
+			test_hashes(filter, hashes, m, out + done);
+		else
+			add_hashes(filter, kind, hashes, m);
 	}
 	return 0;
 }
 
 int
+bfc_contains_int64_many(const bfc_filter *filter, const int64_t *keys, size_t n,
+						uint8_t *out, bfc_error *err)
+{
+	return keys_in_batches((bfc_filter *) filter, BFC_KIND_NUMBER, keys, n,
+						   hash_int64_at, out, err);
+}
+
+int
 bfc_add_int64_many(bfc_filter *filter, const int64_t *keys, size_t n, bfc_error *err)
 {
-	uint64_t	hashes[BATCH];
-	uint64_t	seed = filter->header.seed;
-
-	if (!check_kind(filter, BFC_KIND_NUMBER, err))
-		return -1;
-	for (size_t done = 0; done < n; done += BATCH)
-	{
-		size_t		m = n - done < BATCH ? n - done : BATCH;
-
-		for (size_t i = 0; i < m; i++)
-			hashes[i] = bf_hash_int64(keys[done + i], seed);
-		add_hashes(filter, BFC_KIND_NUMBER, hashes, m);
-	}
-	return 0;
+	return keys_in_batches(filter, BFC_KIND_NUMBER, keys, n, hash_int64_at, NULL, err);
 }
 
 int
 bfc_contains_double_many(const bfc_filter *filter, const double *keys, size_t n,
 						 uint8_t *out, bfc_error *err)
 {
-	uint64_t	hashes[BATCH];
-	uint64_t	seed = filter->header.seed;
-
-	if (!check_kind(filter, BFC_KIND_FLOAT, err))
-		return -1;
-	for (size_t done = 0; done < n; done += BATCH)
-	{
-		size_t		m = n - done < BATCH ? n - done : BATCH;
-
-		for (size_t i = 0; i < m; i++)
-			hashes[i] = bf_hash_float8(keys[done + i], seed);
-		test_hashes(filter, hashes, m, out + done);
-	}
-	return 0;
+	return keys_in_batches((bfc_filter *) filter, BFC_KIND_FLOAT, keys, n,
+						   hash_double_at, out, err);
 }
 
 int
 bfc_contains_uuid_many(const bfc_filter *filter, const uint8_t *keys, size_t n,
 					   uint8_t *out, bfc_error *err)
 {
-	uint64_t	hashes[BATCH];
-	uint64_t	seed = filter->header.seed;
-
-	if (!check_kind(filter, BFC_KIND_UUID, err))
-		return -1;
-	for (size_t done = 0; done < n; done += BATCH)
-	{
-		size_t		m = n - done < BATCH ? n - done : BATCH;
-
-		for (size_t i = 0; i < m; i++)
-			hashes[i] = bf_hash_uuid(keys + (done + i) * BF_UUID_BYTES, seed);
-		test_hashes(filter, hashes, m, out + done);
-	}
-	return 0;
+	return keys_in_batches((bfc_filter *) filter, BFC_KIND_UUID, keys, n,
+						   hash_uuid_at, out, err);
 }
 
 /* The hash of packed key i: raw bytes for text and bytea, else text to parse. */
