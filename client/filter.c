@@ -1030,34 +1030,15 @@ hash_packed(const bfc_filter *filter, bfc_kind kind, const char *key, size_t len
 	return hash_key_text(filter, kind, key, len, hash, err);
 }
 
-int
-bfc_contains_packed(const bfc_filter *filter, bfc_kind kind, const char *data,
-					const size_t *offsets, size_t n, uint8_t *out, bfc_error *err)
-{
-	uint64_t	hashes[BATCH];
-
-	if (!check_kind(filter, kind, err))
-		return -1;
-	for (size_t done = 0; done < n; done += BATCH)
-	{
-		size_t		m = n - done < BATCH ? n - done : BATCH;
-
-		for (size_t i = 0; i < m; i++)
-		{
-			size_t		at = offsets[done + i];
-
-			if (hash_packed(filter, kind, data + at, offsets[done + i + 1] - at,
-							&hashes[i], err) != 0)
-				return -1;
-		}
-		test_hashes(filter, hashes, m, out + done);
-	}
-	return 0;
-}
-
-int
-bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data, const size_t *offsets,
-			   size_t n, bfc_error *err)
+/*
+ * The packed batch forms: key i is data[offsets[i], offsets[i + 1]).
+ * Probes into out, or adds when out is NULL; a key that cannot be hashed
+ * stops the batch, the keys before it having been added, as with single
+ * adds.
+ */
+static int
+packed_in_batches(bfc_filter *filter, bfc_kind kind, const char *data,
+				  const size_t *offsets, size_t n, uint8_t *out, bfc_error *err)
 {
 	uint64_t	hashes[BATCH];
 
@@ -1074,12 +1055,29 @@ bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data, const size_t
 			if (hash_packed(filter, kind, data + at, offsets[done + i + 1] - at,
 							&hashes[i], err) != 0)
 			{
-				/* the keys before it stay added, as with single adds */
-				add_hashes(filter, kind, hashes, i);
+				if (out == NULL)
+					add_hashes(filter, kind, hashes, i);
 				return -1;
 			}
 		}
-		add_hashes(filter, kind, hashes, m);
+		if (out != NULL)
+			test_hashes(filter, hashes, m, out + done);
+		else
+			add_hashes(filter, kind, hashes, m);
 	}
 	return 0;
+}
+
+int
+bfc_contains_packed(const bfc_filter *filter, bfc_kind kind, const char *data,
+					const size_t *offsets, size_t n, uint8_t *out, bfc_error *err)
+{
+	return packed_in_batches((bfc_filter *) filter, kind, data, offsets, n, out, err);
+}
+
+int
+bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data, const size_t *offsets,
+			   size_t n, bfc_error *err)
+{
+	return packed_in_batches(filter, kind, data, offsets, n, NULL, err);
 }
