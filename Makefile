@@ -55,13 +55,16 @@ fuzz:
 
 # The client library and bloomfilter-cli (client/): the core's own sources
 # built with plain cc, no PostgreSQL.  `make client`; `make install-client`
-# puts the library, its header and the CLI under PREFIX.
+# puts the library (in LIBDIR), its header, the CLI and the Python module
+# (in PYTHONDIR, which is left out when empty) under PREFIX.
 CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread -I.
 CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/filter.o \
 	client/keyparse.o client/base64.o
 CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
 CLIENT_SONAME = libbloomfilter.so.1
 PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+PYTHONDIR ?=
 
 .PHONY: client install-client
 client: client/libbloomfilter.a client/libbloomfilter.so client/bloomfilter-cli
@@ -81,12 +84,14 @@ client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.
 	$(CC) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a -lm
 
 install-client: client
-	install -d '$(DESTDIR)$(PREFIX)/lib' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PREFIX)/bin'
-	install -m 644 client/libbloomfilter.a '$(DESTDIR)$(PREFIX)/lib/'
-	install -m 755 client/$(CLIENT_SONAME) '$(DESTDIR)$(PREFIX)/lib/'
-	ln -sf $(CLIENT_SONAME) '$(DESTDIR)$(PREFIX)/lib/libbloomfilter.so'
+	install -d '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PREFIX)/bin'
+	install -m 644 client/libbloomfilter.a '$(DESTDIR)$(LIBDIR)/'
+	install -m 755 client/$(CLIENT_SONAME) '$(DESTDIR)$(LIBDIR)/'
+	ln -sf $(CLIENT_SONAME) '$(DESTDIR)$(LIBDIR)/libbloomfilter.so'
 	install -m 644 client/bloomfilter.h '$(DESTDIR)$(PREFIX)/include/bloomfilter.h'
 	install -m 755 client/bloomfilter-cli '$(DESTDIR)$(PREFIX)/bin/'
+	$(if $(PYTHONDIR),install -d '$(DESTDIR)$(PYTHONDIR)' && \
+		install -m 644 python/bloomfilter.py '$(DESTDIR)$(PYTHONDIR)/')
 
 # A prerequisite of PGXS's clean: EXTRA_CLEAN set after including PGXS is
 # not seen by its clean rule.

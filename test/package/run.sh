@@ -2,13 +2,15 @@
 # test/package/run.sh: checks that bloomfilter packages as a Debian package.
 #
 # Builds postgresql-NN-bloomfilter, NN being pg_config's PostgreSQL major
-# (test/lib.sh's pg_major), with `dpkg-buildpackage -us -uc -b` in a copy of
+# (test/lib.sh's pg_major), and bloomfilter-client (the client library, its
+# header, the CLI and the Python module) with `dpkg-buildpackage -us -uc -b` in a copy of
 # this tree, after generating its debian/control for NN from
 # debian/control.in (the build itself runs the Makefile's REGRESS, the light
 # pg_regress cases, through `pg_buildext installcheck`), installs the .deb,
-# runs autopkgtest's debian/tests/installcheck on it, checks in a throwaway
-# cluster on port 5551 that CREATE EXTENSION and a probe work from the
-# packaged files, then purges the package and reinstalls the make-installed
+# runs autopkgtest's debian/tests/installcheck and debian/tests/client on
+# them, checks in a throwaway cluster on port 5551 that CREATE EXTENSION
+# and a probe work from the packaged files, then purges the packages and
+# reinstalls the make-installed
 # copy that the other test suites use, so the machine is left as it was.
 #
 # Run as root on Debian, from any directory, after the extension
@@ -21,6 +23,7 @@ PORT=5551
 # Set by install_build_tools, for pg_config's major (and PG_MAJOR, PGBIN by
 # test/lib.sh's ensure_postgresql).
 PACKAGE=""
+CLIENT_PACKAGE=bloomfilter-client
 PG_CONFIG=${PG_CONFIG:-}
 LIB_DIR=""
 # The files the other suites need back once the package is gone.
@@ -37,6 +40,7 @@ deb_installed=""
 restore_needed=""  # set once installing the package may have replaced files
 restore_llvm=""    # "yes" if the make-installed copy had JIT bitcode
 deb=""             # the built package file
+client_deb=""      # the built client package file
 
 # Shows the end of a log after a failure, indented so that no line of it
 # can be mistaken for a check line.
@@ -50,7 +54,7 @@ show_log() {
 # then where that major keeps the extension's files.
 install_build_tools() {
 	local extension_dir
-	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all || return 1
+	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all python3 || return 1
 	PACKAGE=postgresql-$PG_MAJOR-bloomfilter
 	PG_CONFIG=$PGBIN/pg_config
 	extension_dir=$("$PG_CONFIG" --sharedir)/extension
@@ -114,7 +118,8 @@ find_deb() {
 	version=$(dpkg-parsechangelog -l "$source_dir/debian/changelog" -S Version)
 	arch=$(dpkg --print-architecture)
 	deb=$work/${PACKAGE}_${version}_${arch}.deb
-	[ -f "$deb" ] && echo "  built: $(basename "$deb")"
+	client_deb=$work/${CLIENT_PACKAGE}_${version}_${arch}.deb
+	[ -f "$deb" ] && [ -f "$client_deb" ] && echo "  built: $(basename "$deb") $(basename "$client_deb")"
 }
 
 deb_has_extension_files() {
@@ -122,6 +127,17 @@ deb_has_extension_files() {
 	listing=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
 	for path in "${INSTALLED_FILES[@]}" /usr/share/doc/$PACKAGE/copyright; do
 		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the .deb: $path"; return 1; }
+	done
+}
+
+client_deb_has_its_files() {
+	local listing path multiarch
+	multiarch=$(dpkg-architecture -q DEB_HOST_MULTIARCH)
+	listing=$(dpkg-deb -c "$client_deb" | awk '{ print $NF }')
+	for path in /usr/bin/bloomfilter-cli /usr/include/bloomfilter.h \
+		"/usr/lib/$multiarch/libbloomfilter.so.1" "/usr/lib/$multiarch/libbloomfilter.a" \
+		/usr/lib/python3/dist-packages/bloomfilter.py /usr/share/doc/$CLIENT_PACKAGE/copyright; do
+		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the client .deb: $path"; return 1; }
 	done
 }
 
@@ -151,16 +167,16 @@ install_package() {
 	# Installing replaces the make-installed files, removing deletes them.
 	restore_needed=1
 	[ -e "$LIB_DIR/bitcode/bloomfilter.index.bc" ] && restore_llvm=yes
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" >"$work/install.log" 2>&1 ||
-		{ show_log "$work/install.log"; return 1; }
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" "$client_deb" \
+		>"$work/install.log" 2>&1 || { show_log "$work/install.log"; return 1; }
 	deb_installed=1
-	package_installed "$PACKAGE"
+	package_installed "$PACKAGE" && package_installed "$CLIENT_PACKAGE"
 }
 
 # Whether dpkg knows the package in any state (half-installed too), once
 # this run has tried to install it.
 package_is_known() {
-	[ -n "$restore_needed" ] && dpkg -s "$PACKAGE" >/dev/null 2>&1
+	[ -n "$restore_needed" ] && { dpkg -s "$PACKAGE" || dpkg -s "$CLIENT_PACKAGE"; } >/dev/null 2>&1
 }
 
 package_owns_files() {
@@ -177,6 +193,14 @@ run_autopkgtest() {
 	(cd "$source_dir" && timeout 900 debian/tests/installcheck) >"$work/autopkgtest.log" 2>&1 ||
 		{ show_log "$work/autopkgtest.log"; return 1; }
 	grep -qE 'All [0-9]+ tests passed' "$work/autopkgtest.log"
+}
+
+# debian/tests/client: a C program, the CLI and python3 using nothing but
+# the installed client package's files.
+run_client_autopkgtest() {
+	(cd "$source_dir" && timeout 300 debian/tests/client) >"$work/client-test.log" 2>&1 ||
+		{ show_log "$work/client-test.log"; return 1; }
+	tail -n 1 "$work/client-test.log" | sed 's/^/  /'
 }
 
 # A cluster of its own, its socket in its own directory: nothing shared
@@ -213,9 +237,11 @@ stop_cluster() {
 # Purge rather than remove: the package has no conffiles, and nothing of
 # it should stay in dpkg's database.
 remove_package() {
-	dpkg --purge "$PACKAGE" >"$work/remove.log" 2>&1 || { show_log "$work/remove.log"; return 1; }
+	dpkg --purge "$PACKAGE" "$CLIENT_PACKAGE" >"$work/remove.log" 2>&1 ||
+		{ show_log "$work/remove.log"; return 1; }
 	deb_installed=""
-	! package_installed "$PACKAGE" && [ ! -e "$LIB_DIR/bloomfilter.so" ]
+	! package_installed "$PACKAGE" && ! package_installed "$CLIENT_PACKAGE" &&
+		[ ! -e "$LIB_DIR/bloomfilter.so" ] && [ ! -e /usr/bin/bloomfilter-cli ]
 }
 
 # Reinstalls the make-installed copy from the tree's copy, the way
@@ -245,7 +271,7 @@ cleanup() {
 	# An interrupt may land while apt is still installing, before
 	# install_package has marked the package as ours: ask dpkg instead.
 	if [ -n "$deb_installed" ] || package_is_known; then
-		dpkg --purge "$PACKAGE" >/dev/null 2>&1 && deb_installed=""
+		dpkg --purge "$PACKAGE" "$CLIENT_PACKAGE" >/dev/null 2>&1 && deb_installed=""
 	fi
 	[ -n "$restore_needed" ] && [ -n "$source_dir" ] && restore_make_install
 	[ -n "$cluster" ] && rm -rf "$cluster"
@@ -278,10 +304,14 @@ main() {
 	check "$PACKAGE .deb produced" find_deb || finish
 	check ".deb ships the control file, install script, module and copyright" deb_has_extension_files
 	check ".deb depends on postgresql-$PG_MAJOR and not on libxxhash" deb_depends_right
+	check "$CLIENT_PACKAGE .deb ships the library, header, CLI, Python module and copyright" \
+		client_deb_has_its_files
 
-	if check "package installed with apt-get" install_package; then
+	if check "packages installed with apt-get" install_package; then
 		check "installed files belong to $PACKAGE" package_owns_files
 		check "autopkgtest debian/tests/installcheck passes on the installed package" run_autopkgtest
+		check "autopkgtest debian/tests/client passes on the installed $CLIENT_PACKAGE" \
+			run_client_autopkgtest
 		if check "throwaway cluster started on port $PORT" start_cluster; then
 			check "CREATE EXTENSION bloomfilter from the packaged files" \
 				sql_gives "CREATE EXTENSION bloomfilter; SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'" 1.0
@@ -293,7 +323,7 @@ main() {
 	# Also after a failed install, which may have unpacked some files:
 	# restoring before purging would let the purge delete the restored copy.
 	if [ -n "$deb_installed" ] || package_is_known; then
-		check "package purged (its files gone with it)" remove_package
+		check "packages purged (their files gone with them)" remove_package
 	fi
 	if [ -n "$restore_needed" ]; then
 		check "make-installed copy restored (make install)" restore_make_install
