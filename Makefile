@@ -33,7 +33,7 @@ ifeq ($(shell test $(MAJORVERSION) -ge 16 && echo yes),yes)
 REGRESS += soft_input
 endif
 
-CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h
+CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h qfilter.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
@@ -41,11 +41,15 @@ $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c sizing.c hashbuf.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c sizing.c hashbuf.c -lm
 
-.PHONY: unittest
-unittest: test/unit/test_bloom
-	test/unit/test_bloom
+test/unit/test_qfilter: test/unit/test_qfilter.c qfilter.c bloom.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_qfilter.c qfilter.c bloom.c -lm
 
-EXTRA_CLEAN = test/unit/test_bloom
+.PHONY: unittest
+unittest: test/unit/test_bloom test/unit/test_qfilter
+	test/unit/test_bloom
+	test/unit/test_qfilter
+
+EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
 FUZZ_SECONDS ?= 60

@@ -87,10 +87,14 @@ fi
 rm -f "$build_log"
 count_suite "build warnings" "$log/build-count.txt"
 
-echo "== core unit tests"
-make -s unittest >"$log/unit.txt" 2>&1
-grep -v '^ok' "$log/unit.txt"
-count_suite "core unit tests" "$log/unit.txt"
+# One result line per core: bloom's, then qfilter's.
+for core in bloom qfilter; do
+	echo "== $core core unit tests"
+	make -s "test/unit/test_$core" >"$log/unit-$core.txt" 2>&1 &&
+		"test/unit/test_$core" >>"$log/unit-$core.txt" 2>&1
+	grep -v '^ok' "$log/unit-$core.txt"
+	count_suite "$core core unit tests" "$log/unit-$core.txt"
+done
 
 # pg_regress prints "test NAME ... ok" up to PostgreSQL 15 and TAP lines
 # ("ok 1 - NAME", "not ok 2 - NAME") from 16 on.
