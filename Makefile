@@ -4,13 +4,13 @@
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
-OBJS = bloom.o sizing.o hashbuf.o canonical.o \
+OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o handover.o hashspill.o
+	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment planner aggregates spill errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates qfilter spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8
@@ -34,7 +34,8 @@ REGRESS += soft_input
 endif
 
 CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h qfilter.h
-GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h
+GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h \
+	qfiltervalue.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.

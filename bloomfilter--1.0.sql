@@ -377,3 +377,273 @@ CREATE AGGREGATE bloom_intersection_agg(bloom) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_intersection_agg(bloom) IS 'intersection of filters with the same parameters';
+
+-- =====================================================================
+-- qfilter: a counting quotient filter, whose keys can be removed
+-- =====================================================================
+
+CREATE TYPE qfilter;
+
+CREATE FUNCTION qfilter_in(cstring) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_out(qfilter) RETURNS cstring
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_recv(internal) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+-- Sending, comparing and hashing look at the bytes only: bloom's functions.
+CREATE FUNCTION qfilter_send(qfilter) RETURNS bytea
+	AS 'MODULE_PATHNAME', 'bloom_send' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- Filled slots and remainders compress a little; "extended" lets TOAST try.
+CREATE TYPE qfilter (
+	INPUT = qfilter_in,
+	OUTPUT = qfilter_out,
+	RECEIVE = qfilter_recv,
+	SEND = qfilter_send,
+	INTERNALLENGTH = VARIABLE,
+	STORAGE = extended
+);
+
+COMMENT ON TYPE qfilter IS 'counting quotient filter: "definitely absent" or "maybe present", with counts and removal';
+COMMENT ON FUNCTION qfilter_in(cstring) IS 'qfilter text input: "qfilter:" and base64, validated';
+COMMENT ON FUNCTION qfilter_out(qfilter) IS 'qfilter text output: "qfilter:" and base64';
+COMMENT ON FUNCTION qfilter_recv(internal) IS 'qfilter binary input, validated';
+COMMENT ON FUNCTION qfilter_send(qfilter) IS 'qfilter binary output: the serialised value';
+
+CREATE FUNCTION qfilter_from_bytea(bytea) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_from_bytea(bytea) IS 'bytea to qfilter, validated';
+CREATE CAST (qfilter AS bytea) WITHOUT FUNCTION;
+CREATE CAST (bytea AS qfilter) WITH FUNCTION qfilter_from_bytea(bytea);
+COMMENT ON CAST (qfilter AS bytea) IS 'the serialised value, for clients and raw storage';
+COMMENT ON CAST (bytea AS qfilter) IS 'validated: a bad value is an error, never a wrong filter';
+
+CREATE FUNCTION qfilter_eq(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_eq' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_ne(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_ne' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_lt(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_lt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_le(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_le' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_gt(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_gt' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_ge(qfilter, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME', 'bloom_ge' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_cmp(qfilter, qfilter) RETURNS integer
+	AS 'MODULE_PATHNAME', 'bloom_cmp' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_hash(qfilter) RETURNS integer
+	AS 'MODULE_PATHNAME', 'bloom_hash' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_hash_extended(qfilter, bigint) RETURNS bigint
+	AS 'MODULE_PATHNAME', 'bloom_hash_extended' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_eq(qfilter, qfilter) IS 'filters are identical: same parameters, size and slots';
+COMMENT ON FUNCTION qfilter_ne(qfilter, qfilter) IS 'filters differ';
+COMMENT ON FUNCTION qfilter_lt(qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON FUNCTION qfilter_le(qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON FUNCTION qfilter_gt(qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON FUNCTION qfilter_ge(qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON FUNCTION qfilter_cmp(qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON FUNCTION qfilter_hash(qfilter) IS 'hash of the bytes';
+COMMENT ON FUNCTION qfilter_hash_extended(qfilter, bigint) IS 'seeded hash of the bytes';
+
+CREATE FUNCTION qfilter_empty(capacity bigint, fpr double precision DEFAULT 0.01) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_empty(bigint, double precision) IS 'empty filter sized for capacity keys at false-positive rate fpr';
+
+-- Not STRICT: adding or removing NULL must return the filter, not lose it.
+CREATE FUNCTION qfilter_add(qfilter, anycompatible) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_add(qfilter, anycompatible) IS 'filter with one more copy of the value';
+CREATE FUNCTION qfilter_remove(qfilter, anycompatible) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_remove(qfilter, anycompatible) IS 'filter with one copy of the value fewer; a NOTICE and no change if it is not there';
+CREATE FUNCTION qfilter_count(qfilter, anycompatible) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_count(qfilter, anycompatible) IS 'copies of the value: never fewer than were added and not removed';
+CREATE FUNCTION qfilter_contains(qfilter, anycompatible) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_contains(qfilter, anycompatible) IS 'false if the value is not in the filter; true if it may be';
+CREATE FUNCTION qfilter_contained_by(anycompatible, qfilter) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_contained_by(anycompatible, qfilter) IS 'qfilter_contains with the arguments swapped';
+
+CREATE FUNCTION qfilter_add_all(qfilter, anycompatiblearray) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_add_all(qfilter, anycompatiblearray) IS 'filter with a copy of every array element added';
+CREATE FUNCTION qfilter_remove_all(qfilter, anycompatiblearray) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_remove_all(qfilter, anycompatiblearray) IS 'filter with a copy of every array element removed; one NOTICE for those not there';
+CREATE FUNCTION qfilter_contains_all(qfilter, anycompatiblearray) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_contains_all(qfilter, anycompatiblearray) IS 'true if every element may be in the filter';
+CREATE FUNCTION qfilter_contains_any(qfilter, anycompatiblearray) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_contains_any(qfilter, anycompatiblearray) IS 'true if some element may be in the filter';
+
+CREATE FUNCTION qfilter_union(qfilter, qfilter) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_union(qfilter, qfilter) IS 'multiset sum: counts add up';
+
+CREATE FUNCTION qfilter_info(qfilter,
+	OUT format_version integer,
+	OUT bytes bigint,
+	OUT slots bigint,
+	OUT remainder_bits integer,
+	OUT capacity bigint,
+	OUT target_fpr double precision,
+	OUT count bigint,
+	OUT distinct_fingerprints bigint,
+	OUT load double precision,
+	OUT estimated_fpr double precision,
+	OUT key_kind text,
+	OUT key_environment text)
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_info(qfilter) IS 'parameters, fill and estimates of a filter';
+
+CREATE OPERATOR @> (
+	LEFTARG = qfilter, RIGHTARG = anycompatible, FUNCTION = qfilter_contains,
+	COMMUTATOR = <@
+);
+CREATE OPERATOR <@ (
+	LEFTARG = anycompatible, RIGHTARG = qfilter, FUNCTION = qfilter_contained_by,
+	COMMUTATOR = @>
+);
+CREATE OPERATOR | (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_union,
+	COMMUTATOR = |
+);
+CREATE OPERATOR = (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_eq,
+	COMMUTATOR = =, NEGATOR = <>,
+	RESTRICT = eqsel, JOIN = eqjoinsel, HASHES, MERGES
+);
+CREATE OPERATOR <> (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_ne,
+	COMMUTATOR = <>, NEGATOR = =,
+	RESTRICT = neqsel, JOIN = neqjoinsel
+);
+CREATE OPERATOR < (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_lt,
+	COMMUTATOR = >, NEGATOR = >=,
+	RESTRICT = scalarltsel, JOIN = scalarltjoinsel
+);
+CREATE OPERATOR <= (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_le,
+	COMMUTATOR = >=, NEGATOR = >,
+	RESTRICT = scalarlesel, JOIN = scalarlejoinsel
+);
+CREATE OPERATOR > (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_gt,
+	COMMUTATOR = <, NEGATOR = <=,
+	RESTRICT = scalargtsel, JOIN = scalargtjoinsel
+);
+CREATE OPERATOR >= (
+	LEFTARG = qfilter, RIGHTARG = qfilter, FUNCTION = qfilter_ge,
+	COMMUTATOR = <=, NEGATOR = <,
+	RESTRICT = scalargesel, JOIN = scalargejoinsel
+);
+COMMENT ON OPERATOR @> (qfilter, anycompatible) IS 'filter may contain the value (qfilter_contains)';
+COMMENT ON OPERATOR <@ (anycompatible, qfilter) IS 'value may be in the filter (qfilter_contains)';
+COMMENT ON OPERATOR | (qfilter, qfilter) IS 'multiset sum of two filters (qfilter_union)';
+COMMENT ON OPERATOR = (qfilter, qfilter) IS 'filters are identical';
+COMMENT ON OPERATOR <> (qfilter, qfilter) IS 'filters differ';
+COMMENT ON OPERATOR < (qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON OPERATOR <= (qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON OPERATOR > (qfilter, qfilter) IS 'byte order, for sorting';
+COMMENT ON OPERATOR >= (qfilter, qfilter) IS 'byte order, for sorting';
+
+CREATE OPERATOR CLASS qfilter_ops DEFAULT FOR TYPE qfilter USING btree AS
+	OPERATOR 1 <,
+	OPERATOR 2 <=,
+	OPERATOR 3 =,
+	OPERATOR 4 >=,
+	OPERATOR 5 >,
+	FUNCTION 1 qfilter_cmp(qfilter, qfilter);
+CREATE OPERATOR CLASS qfilter_ops DEFAULT FOR TYPE qfilter USING hash AS
+	OPERATOR 1 =,
+	FUNCTION 1 qfilter_hash(qfilter),
+	FUNCTION 2 qfilter_hash_extended(qfilter, bigint);
+COMMENT ON OPERATOR CLASS qfilter_ops USING btree IS 'byte order of filters, for sorting and grouping';
+COMMENT ON OPERATOR FAMILY qfilter_ops USING btree IS 'byte order of filters, for sorting and grouping';
+COMMENT ON OPERATOR CLASS qfilter_ops USING hash IS 'hashing of filters, for hashed grouping and joins';
+COMMENT ON OPERATOR FAMILY qfilter_ops USING hash IS 'hashing of filters, for hashed grouping and joins';
+
+-- Aggregates.  The state is the list of the values' hashes; the final
+-- function sorts it and builds the filter, so the result depends only on
+-- the multiset of values.  The inverse transition (moving window frames)
+-- takes one hash out.
+CREATE FUNCTION qfilter_agg_add(internal, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_add_fpr(internal, anycompatible, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_add_fixed(internal, anycompatible, bigint, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_remove(internal, anycompatible) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_remove_fpr(internal, anycompatible, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME', 'qfilter_agg_remove' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_remove_fixed(internal, anycompatible, bigint, double precision) RETURNS internal
+	AS 'MODULE_PATHNAME', 'qfilter_agg_remove' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_final(internal) RETURNS qfilter
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_combine(internal, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_serialize(internal) RETURNS bytea
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_agg_deserialize(bytea, internal) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+CREATE FUNCTION qfilter_union_agg_add(internal, qfilter) RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION qfilter_agg_add(internal, anycompatible) IS 'qfilter_agg transition';
+COMMENT ON FUNCTION qfilter_agg_add_fpr(internal, anycompatible, double precision) IS 'qfilter_agg transition';
+COMMENT ON FUNCTION qfilter_agg_add_fixed(internal, anycompatible, bigint, double precision) IS 'qfilter_agg transition';
+COMMENT ON FUNCTION qfilter_agg_remove(internal, anycompatible) IS 'qfilter_agg inverse transition (moving window frames)';
+COMMENT ON FUNCTION qfilter_agg_remove_fpr(internal, anycompatible, double precision) IS 'qfilter_agg inverse transition (moving window frames)';
+COMMENT ON FUNCTION qfilter_agg_remove_fixed(internal, anycompatible, bigint, double precision) IS 'qfilter_agg inverse transition (moving window frames)';
+COMMENT ON FUNCTION qfilter_agg_final(internal) IS 'final function of the qfilter aggregates';
+COMMENT ON FUNCTION qfilter_agg_combine(internal, internal) IS 'combine function of the qfilter aggregates';
+COMMENT ON FUNCTION qfilter_agg_serialize(internal) IS 'serialize function of the qfilter aggregates';
+COMMENT ON FUNCTION qfilter_agg_deserialize(bytea, internal) IS 'deserialize function of the qfilter aggregates';
+COMMENT ON FUNCTION qfilter_union_agg_add(internal, qfilter) IS 'qfilter_union_agg transition';
+
+CREATE AGGREGATE qfilter_agg(anycompatible) (
+	SFUNC = qfilter_agg_add, STYPE = internal, SSPACE = 8192,
+	FINALFUNC = qfilter_agg_final,
+	COMBINEFUNC = qfilter_agg_combine,
+	SERIALFUNC = qfilter_agg_serialize, DESERIALFUNC = qfilter_agg_deserialize,
+	MSFUNC = qfilter_agg_add, MINVFUNC = qfilter_agg_remove, MSTYPE = internal,
+	MFINALFUNC = qfilter_agg_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE qfilter_agg(anycompatible) IS 'filter sized for the values seen (with repeats), at false-positive rate 0.01';
+
+CREATE AGGREGATE qfilter_agg(anycompatible, double precision) (
+	SFUNC = qfilter_agg_add_fpr, STYPE = internal, SSPACE = 8192,
+	FINALFUNC = qfilter_agg_final,
+	COMBINEFUNC = qfilter_agg_combine,
+	SERIALFUNC = qfilter_agg_serialize, DESERIALFUNC = qfilter_agg_deserialize,
+	MSFUNC = qfilter_agg_add_fpr, MINVFUNC = qfilter_agg_remove_fpr, MSTYPE = internal,
+	MFINALFUNC = qfilter_agg_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE qfilter_agg(anycompatible, double precision) IS 'filter sized for the values seen (with repeats), at the given false-positive rate';
+
+CREATE AGGREGATE qfilter_agg(anycompatible, bigint, double precision) (
+	SFUNC = qfilter_agg_add_fixed, STYPE = internal, SSPACE = 8192,
+	FINALFUNC = qfilter_agg_final,
+	COMBINEFUNC = qfilter_agg_combine,
+	SERIALFUNC = qfilter_agg_serialize, DESERIALFUNC = qfilter_agg_deserialize,
+	MSFUNC = qfilter_agg_add_fixed, MINVFUNC = qfilter_agg_remove_fixed, MSTYPE = internal,
+	MFINALFUNC = qfilter_agg_final,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE qfilter_agg(anycompatible, bigint, double precision) IS 'filter of fixed capacity and false-positive rate, mergeable with others of its parameters';
+
+CREATE AGGREGATE qfilter_union_agg(qfilter) (
+	SFUNC = qfilter_union_agg_add, STYPE = internal, SSPACE = 65536,
+	FINALFUNC = qfilter_agg_final,
+	COMBINEFUNC = qfilter_agg_combine,
+	SERIALFUNC = qfilter_agg_serialize, DESERIALFUNC = qfilter_agg_deserialize,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE qfilter_union_agg(qfilter) IS 'multiset sum of filters with the same parameters';

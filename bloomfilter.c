@@ -17,7 +17,6 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "common/base64.h"
 #include "common/hashfn.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -43,35 +42,11 @@ _PG_init(void)
 }
 
 #define BLOOM_TEXT_PREFIX		"bloom:"
-#define BLOOM_TEXT_PREFIX_LEN	(sizeof(BLOOM_TEXT_PREFIX) - 1)
-
-/* The binary side of common/base64.h: uint8 from PostgreSQL 18 on. */
-#if PG_VERSION_NUM >= 180000
-typedef uint8 Base64Byte;
-#else
-typedef char Base64Byte;
-#endif
 
 /* ---------------------------------------------------------------------
  * Type I/O
  * ---------------------------------------------------------------------
  */
-
-/*
- * Base64 sizes, computed in size_t: pg_b64_enc_len and pg_b64_dec_len work
- * in int and overflow for values over 512 MB.
- */
-static size_t
-Base64EncodedLength(size_t bytes)
-{
-	return (bytes + 2) / 3 * 4;
-}
-
-static size_t
-Base64DecodedRoom(size_t encoded)
-{
-	return encoded / 4 * 3 + 3;
-}
 
 PG_FUNCTION_INFO_V1(bloom_in);
 /* Text input: "bloom:" followed by the base64 of the serialised value. */
@@ -79,51 +54,13 @@ Datum
 bloom_in(PG_FUNCTION_ARGS)
 {
 	char	   *input = PG_GETARG_CSTRING(0);
-	size_t		input_len = strlen(input);
-	const char *encoded = input + BLOOM_TEXT_PREFIX_LEN;
-	int			encoded_len;
-	Base64Byte *decoded;
-	int			decoded_len;
+	size_t		len;
+	uint8	   *decoded = DecodeTextForm(input, BLOOM_TEXT_PREFIX, "bloom", fcinfo->context, &len);
 	Bloom	   *bloom;
 
-	if (input_len < BLOOM_TEXT_PREFIX_LEN ||
-		strncmp(input, BLOOM_TEXT_PREFIX, BLOOM_TEXT_PREFIX_LEN) != 0)
-	{
-		report_input_error(fcinfo->context,
-						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							errmsg("invalid input syntax for type bloom: \"%.40s%s\"",
-								   input, input_len > 40 ? "..." : ""),
-							errdetail("A bloom value starts with \"%s\".",
-									  BLOOM_TEXT_PREFIX)));
+	if (decoded == NULL)
 		PG_RETURN_NULL();
-	}
-	if (input_len - BLOOM_TEXT_PREFIX_LEN > Base64EncodedLength(BF_MAX_VALUE_BYTES))
-	{
-		report_input_error(fcinfo->context,
-						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							errmsg("invalid input syntax for type bloom: \"%.40s...\"",
-								   input),
-							errdetail("The value is longer than any bloom filter.")));
-		PG_RETURN_NULL();
-	}
-
-	encoded_len = (int) (input_len - BLOOM_TEXT_PREFIX_LEN);
-	decoded = palloc(Base64DecodedRoom(encoded_len));
-	decoded_len = pg_b64_decode(encoded, encoded_len, decoded,
-								(int) Base64DecodedRoom(encoded_len));
-	if (decoded_len < 0)
-	{
-		report_input_error(fcinfo->context,
-						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-							errmsg("invalid input syntax for type bloom: \"%.40s%s\"",
-								   input, input_len > 40 ? "..." : ""),
-							errdetail("The text after \"%s\" is not valid base64.",
-									  BLOOM_TEXT_PREFIX)));
-		PG_RETURN_NULL();
-	}
-
-	bloom = BloomFromBytes((uint8 *) decoded, decoded_len,
-						   ERRCODE_INVALID_TEXT_REPRESENTATION, fcinfo->context,
+	bloom = BloomFromBytes(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, fcinfo->context,
 						   "invalid input syntax for type bloom", input);
 	pfree(decoded);
 	if (bloom == NULL)
@@ -137,27 +74,9 @@ Datum
 bloom_out(PG_FUNCTION_ARGS)
 {
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
-	size_t		len = BloomDataLen(bloom);
-	size_t		encoded_max;
-	char	   *text;
-	int			encoded_len;
 
-	encoded_max = BLOOM_TEXT_PREFIX_LEN + Base64EncodedLength(len) + 1;
-	if (encoded_max > MaxAllocSize)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("bloom value of %zu bytes is too large for text output", len),
-				 errhint("Use binary COPY or a cast to bytea.")));
-
-	text = palloc(encoded_max);
-	memcpy(text, BLOOM_TEXT_PREFIX, BLOOM_TEXT_PREFIX_LEN);
-	encoded_len = pg_b64_encode((const Base64Byte *) BloomData(bloom), (int) len,
-								text + BLOOM_TEXT_PREFIX_LEN,
-								(int) (encoded_max - BLOOM_TEXT_PREFIX_LEN));
-	if (encoded_len < 0)
-		elog(ERROR, "could not encode bloom value as base64");
-	text[BLOOM_TEXT_PREFIX_LEN + encoded_len] = '\0';
-	PG_RETURN_CSTRING(text);
+	PG_RETURN_CSTRING(EncodeTextForm(BloomData(bloom), BloomDataLen(bloom),
+									 BLOOM_TEXT_PREFIX, "bloom"));
 }
 
 PG_FUNCTION_INFO_V1(bloom_recv);

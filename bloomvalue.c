@@ -16,8 +16,10 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "mb/pg_wchar.h"
 
@@ -109,6 +111,100 @@ BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
 	SET_VARSIZE(bloom, VARHDRSZ + len);
 	memcpy(BloomData(bloom), bytes, len);
 	return bloom;
+}
+
+/* The binary side of common/base64.h: uint8 from PostgreSQL 18 on. */
+#if PG_VERSION_NUM >= 180000
+typedef uint8 Base64Byte;
+#else
+typedef char Base64Byte;
+#endif
+
+/*
+ * Base64 sizes, computed in size_t: pg_b64_enc_len and pg_b64_dec_len work
+ * in int and overflow for values over 512 MB.
+ */
+static size_t
+Base64EncodedLength(size_t bytes)
+{
+	return (bytes + 2) / 3 * 4;
+}
+
+static size_t
+Base64DecodedRoom(size_t encoded)
+{
+	return encoded / 4 * 3 + 3;
+}
+
+uint8 *
+DecodeTextForm(const char *input, const char *prefix, const char *type_name,
+			   Node *escontext, size_t *len)
+{
+	size_t		input_len = strlen(input);
+	size_t		prefix_len = strlen(prefix);
+	int			encoded_len;
+	Base64Byte *decoded;
+	int			decoded_len;
+
+	if (input_len < prefix_len || strncmp(input, prefix, prefix_len) != 0)
+	{
+		report_input_error(escontext,
+						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							errmsg("invalid input syntax for type %s: \"%.40s%s\"",
+								   type_name, input, input_len > 40 ? "..." : ""),
+							errdetail("A %s value starts with \"%s\".", type_name, prefix)));
+		return NULL;
+	}
+	if (input_len - prefix_len > Base64EncodedLength(BF_MAX_VALUE_BYTES))
+	{
+		report_input_error(escontext,
+						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							errmsg("invalid input syntax for type %s: \"%.40s...\"",
+								   type_name, input),
+							errdetail("The value is longer than any %s value.", type_name)));
+		return NULL;
+	}
+
+	encoded_len = (int) (input_len - prefix_len);
+	decoded = palloc(Base64DecodedRoom(encoded_len));
+	decoded_len = pg_b64_decode(input + prefix_len, encoded_len, decoded,
+								(int) Base64DecodedRoom(encoded_len));
+	if (decoded_len < 0)
+	{
+		pfree(decoded);
+		report_input_error(escontext,
+						   (errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+							errmsg("invalid input syntax for type %s: \"%.40s%s\"",
+								   type_name, input, input_len > 40 ? "..." : ""),
+							errdetail("The text after \"%s\" is not valid base64.", prefix)));
+		return NULL;
+	}
+	*len = (size_t) decoded_len;
+	return (uint8 *) decoded;
+}
+
+char *
+EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix, const char *type_name)
+{
+	size_t		prefix_len = strlen(prefix);
+	size_t		encoded_max = prefix_len + Base64EncodedLength(len) + 1;
+	char	   *text;
+	int			encoded_len;
+
+	if (encoded_max > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("%s value of %zu bytes is too large for text output", type_name, len),
+				 errhint("Use binary COPY or a cast to bytea.")));
+
+	text = palloc(encoded_max);
+	memcpy(text, prefix, prefix_len);
+	encoded_len = pg_b64_encode((const Base64Byte *) bytes, (int) len, text + prefix_len,
+								(int) (encoded_max - prefix_len));
+	if (encoded_len < 0)
+		elog(ERROR, "could not encode %s value as base64", type_name);
+	text[prefix_len + encoded_len] = '\0';
+	return text;
 }
 
 /* Raises the error for a failed bf_size_for. */

@@ -76,6 +76,17 @@ extern BF_HIDDEN Bloom *BloomFromBytes(const uint8 *bytes, size_t len, int sqlst
 									   Node *escontext, const char *message,
 									   const char *shown);
 
+/*
+ * The text forms of bloom and qfilter: a prefix ("bloom:") and the base64
+ * of the serialised value.  DecodeTextForm returns the bytes (palloc'd,
+ * *len of them, not yet validated) or NULL after a soft error; both raise
+ * errors that name the type.
+ */
+extern BF_HIDDEN uint8 *DecodeTextForm(const char *input, const char *prefix,
+									   const char *type_name, Node *escontext, size_t *len);
+extern BF_HIDDEN char *EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix,
+									  const char *type_name);
+
 /* Sizes a filter for (capacity, fpr): the header every constructor uses. */
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 

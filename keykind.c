@@ -398,18 +398,21 @@ KeyTypeSetEnvironment(KeyType *key, Oid basetype, Oid collation)
 }
 
 /*
- * Whether typid is the bloom type: the type named "bloom" in the schema of
- * the extension's function being called (all of its objects share one).
+ * Whether typid is one of the extension's filter types, bloom or qfilter:
+ * a type of that name in the schema of the extension's function being
+ * called (all of its objects share one).
  */
 static bool
-IsBloomType(Oid typid, FunctionCallInfo fcinfo)
+IsFilterType(Oid typid, FunctionCallInfo fcinfo)
 {
 	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
 
-	return OidIsValid(namespace) &&
+	if (!OidIsValid(namespace))
+		return false;
+	return typid == GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+									CStringGetDatum("bloom"), ObjectIdGetDatum(namespace)) ||
 		typid == GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
-								 CStringGetDatum("bloom"),
-								 ObjectIdGetDatum(namespace));
+								 CStringGetDatum("qfilter"), ObjectIdGetDatum(namespace));
 }
 
 /*
@@ -430,11 +433,12 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 				 errdetail("Values equal under such a collation have different bytes, so a filter could not find them."),
 				 errhint("Apply a deterministic collation to the value, for example COLLATE \"C\".")));
 
-	if (IsBloomType(basetype, fcinfo))
+	if (IsFilterType(basetype, fcinfo))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("a bloom filter cannot be a key of another bloom filter"),
-				 errhint("To combine filters, use the | operator or bloom_union_agg.")));
+				 errmsg("%s values cannot be keys of a filter", format_type_be(basetype)),
+				 errhint("To combine filters, use the | operator or %s_union_agg.",
+						 format_type_be(basetype))));
 
 	/*
 	 * An enum value has no identity that survives everything a filter must:
@@ -705,19 +709,19 @@ ReportKindMismatch(const BfHeader *header, const KeyType *key)
 	if (header->key_kind != BF_KIND_OTHER)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("bloom filter holds values of kind %s, not %s",
+				 errmsg("filter holds values of kind %s, not %s",
 						KeyKindName(header->key_kind), format_type_be(key->typid)),
 				 errhint("Cast the value to %s.", KeyKindCastHint(header->key_kind))));
 	built_for = TypeNameOfTag(header->key_tag);
 	if (built_for != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("bloom filter holds values of type %s, not %s",
+				 errmsg("filter holds values of type %s, not %s",
 						built_for, format_type_be(key->typid)),
 				 errhint("Cast the value to %s.", built_for)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("bloom filter holds values of a type that no longer has the name it had when the filter was built"),
+			 errmsg("filter holds values of a type that no longer has the name it had when the filter was built"),
 			 errdetail("The type was renamed, moved to another schema or dropped; the value is of type %s.",
 					   format_type_be(key->typid)),
 			 errhint("Give the type its old name back, or rebuild the filter.")));
@@ -735,14 +739,14 @@ ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
 		(header->env_locale == 0) != (key->env_locale == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("bloom filter holds values of type %s as it was when the filter was built",
+				 errmsg("filter holds values of type %s as it was when the filter was built",
 						format_type_be(key->typid)),
 				 errdetail("The type has been redefined since, and its values no longer hash the same way."),
 				 errhint("Rebuild the filter.")));
 	if (header->env_encoding != key->env_encoding)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
-				 errmsg("bloom filter of %s values was built in a database with another encoding",
+				 errmsg("filter of %s values was built in a database with another encoding",
 						format_type_be(key->typid)),
 				 errdetail("The filter's values were hashed as %s, and this database's encoding is %s; the type's hash depends on it.",
 						   header->env_encoding == 0 ? "unknown"
@@ -751,7 +755,7 @@ ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
 				 errhint("Rebuild the filter here, or cast the values to text, whose filters do not depend on the encoding.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("bloom filter of %s values was built under another locale or collation",
+			 errmsg("filter of %s values was built under another locale or collation",
 					format_type_be(key->typid)),
 			 errdetail("The type's hash may depend on them; here: %s.",
 					   LocaleDescription(key->collation)),

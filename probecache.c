@@ -73,7 +73,7 @@ CallSiteKeyOfType(FunctionCallInfo fcinfo, Oid typid)
 }
 
 /* Whether a TOAST pointer names the same stored value as (relid, valueid). */
-static bool
+bool
 SameStoredValue(const struct varatt_external *pointer, Oid relid, Oid valueid)
 {
 	return pointer->va_toastrelid == relid && pointer->va_valueid == valueid;
@@ -111,7 +111,7 @@ ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
  * an external Param, "stable" to the planner, but its memory is freed and
  * reused as it is reassigned, so only a Const may be recognised by address.)
  */
-static bool
+bool
 ArgIsConst(FmgrInfo *flinfo, int argno)
 {
 	Node	   *expr = flinfo->fn_expr;

@@ -15,6 +15,15 @@
 
 #include "bloomvalue.h"
 
+/*
+ * The identity checks behind the caches, for qfilter's probes too: whether
+ * a TOAST pointer names the stored value (relid, valueid), and whether
+ * argument argno is a Const of the call's expression.
+ */
+extern BF_HIDDEN bool SameStoredValue(const struct varatt_external *pointer, Oid relid,
+									  Oid valueid);
+extern BF_HIDDEN bool ArgIsConst(FmgrInfo *flinfo, int argno);
+
 /* The key type of argument argno (or of values of typid) at this call site. */
 extern BF_HIDDEN KeyType *CallSiteKeyOfArg(FunctionCallInfo fcinfo, int argno);
 extern BF_HIDDEN KeyType *CallSiteKeyOfType(FunctionCallInfo fcinfo, Oid typid);

@@ -410,9 +410,8 @@ load_limit(const QfHeader *header)
 	return (uint64_t) floor(QF_MAX_LOAD * (double) home_slots(header));
 }
 
-/* At twice the capacity the rate would pass twice the target. */
-static uint64_t
-count_limit(const QfHeader *header)
+uint64_t
+qf_count_limit(const QfHeader *header)
 {
 	return header->capacity > UINT64_MAX / 2 ? UINT64_MAX : 2 * header->capacity;
 }
@@ -420,9 +419,10 @@ count_limit(const QfHeader *header)
 QfStatus
 qf_grown_header(const QfHeader *header, QfHeader *grown)
 {
-	if (header->count >= count_limit(header) || header->r == 0)
+	if (header->count >= qf_count_limit(header) || header->r == 0)
 		return QF_ERR_LIMIT;
 	*grown = *header;
+	grown->count = 0;
 	return set_blocks(grown, (uint64_t) header->home_blocks * 2, header->r - 1);
 }
 
@@ -433,7 +433,7 @@ qf_header_for_count(const QfHeader *params, uint64_t count, QfHeader *sized)
 
 	*sized = *params;
 	sized->count = 0;
-	if (count > count_limit(params))
+	if (count > qf_count_limit(params))
 		return QF_ERR_LIMIT;
 	status = qf_size_for(params->capacity, params->fpr, sized);
 	while (status == QF_OK && count > load_limit(sized))
@@ -541,7 +541,7 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 		return QF_ERR_SIZE;
 	if (len != qf_value_bytes(header))
 		return QF_ERR_LENGTH;
-	if (header->count > count_limit(header) || header->count > load_limit(header) ||
+	if (header->count > qf_count_limit(header) || header->count > load_limit(header) ||
 		(header->key_kind == BF_KIND_NONE && header->count != 0))
 		return QF_ERR_COUNT;
 	return QF_OK;
@@ -685,7 +685,7 @@ qf_insert(uint8_t *value, QfHeader *h, uint64_t fingerprint)
 	uint64_t	pos;
 	int64_t		empty;
 
-	if (h->count >= count_limit(h))
+	if (h->count >= qf_count_limit(h))
 		return QF_ERR_LIMIT;
 	if (h->count >= load_limit(h))
 		return QF_ERR_FULL;
@@ -962,4 +962,44 @@ qf_estimated_fpr(const QfHeader *header, uint64_t distinct)
 {
 	/* a random fingerprint meets one of the distinct ones stored */
 	return -expm1((double) distinct * log1p(-1.0 / (double) qf_universe(header)));
+}
+
+/*
+ * Least-significant-digit radix sort, a byte per pass, skipping passes
+ * where every key has the same byte: the aggregates sort millions of
+ * hashes, several times faster than a comparison sort.  tmp has room for n.
+ */
+void
+qf_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n)
+{
+	uint64_t   *from = keys;
+	uint64_t   *to = tmp;
+
+	for (int shift = 0; shift < 64; shift += 8)
+	{
+		size_t		count[256] = {0};
+		size_t		sum = 0;
+
+		for (size_t i = 0; i < n; i++)
+			count[(from[i] >> shift) & 0xFF]++;
+		if (n == 0 || count[(from[0] >> shift) & 0xFF] == n)
+			continue;
+		for (int b = 0; b < 256; b++)
+		{
+			size_t		c = count[b];
+
+			count[b] = sum;
+			sum += c;
+		}
+		for (size_t i = 0; i < n; i++)
+			to[count[(from[i] >> shift) & 0xFF]++] = from[i];
+		{
+			uint64_t   *swap = from;
+
+			from = to;
+			to = swap;
+		}
+	}
+	if (from != keys)
+		memcpy(keys, from, n * sizeof(uint64_t));
 }

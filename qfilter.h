@@ -128,12 +128,18 @@ extern BF_HIDDEN const char *qf_status_message(QfStatus status);
  */
 extern BF_HIDDEN QfStatus qf_size_for(uint64_t capacity, double fpr, QfHeader *header);
 
+/*
+ * The most fingerprints a filter may hold, twice its capacity: past that
+ * its false-positive rate would pass twice the target.
+ */
+extern BF_HIDDEN uint64_t qf_count_limit(const QfHeader *header);
+
 /* Bytes of a value with the header's blocks and r. */
 extern BF_HIDDEN size_t qf_value_bytes(const QfHeader *header);
 
 /*
- * The header of the filter that header grows into when full: twice the
- * home slots, one remainder bit fewer.  QF_ERR_LIMIT if it holds twice its
+ * The header of the empty filter that header grows into when full: twice
+ * the home slots, one remainder bit fewer.  QF_ERR_LIMIT if it holds twice its
  * capacity already or cannot grow, QF_ERR_TOO_LARGE past the size cap.
  */
 extern BF_HIDDEN QfStatus qf_grown_header(const QfHeader *header, QfHeader *grown);
@@ -198,6 +204,9 @@ extern BF_HIDDEN QfStatus qf_build_sorted(uint8_t *dst, QfHeader *dst_header,
 extern BF_HIDDEN QfStatus qf_merge(uint8_t *dst, QfHeader *dst_header,
 								   const uint8_t *a, const QfHeader *a_header,
 								   const uint8_t *b, const QfHeader *b_header);
+
+/* Sorts n keys in increasing order; tmp has room for n. */
+extern BF_HIDDEN void qf_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n);
 
 /* Distinct fingerprints, and the false-positive rate they give. */
 extern BF_HIDDEN uint64_t qf_distinct(const uint8_t *value, const QfHeader *header);

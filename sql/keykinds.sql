@@ -8,7 +8,7 @@ CREATE TYPE kk_numbers AS (a int, b float8);
 CREATE TABLE kk_sample (typ text, literal text, stands_for text);
 INSERT INTO kk_sample VALUES
   ('"char"', 'x', '"char"'), ('aclitem', '=r/' || quote_ident(current_user), 'aclitem'),
-  ('bloom', bloom_empty(10)::text, 'bloom'),
+  ('bloom', bloom_empty(10)::text, 'bloom'), ('qfilter', qfilter_empty(10)::text, 'qfilter'),
   ('integer[]', '{1,2}', 'anyarray'), ('text[]', '{a,b}', 'anyarray'),
   ('kk_mood[]', '{ok}', 'anyarray'), ('kk_mood', 'ok', 'anyenum'),
   ('int4multirange', '{[1,3)}', 'anymultirange'), ('int4range', '[1,3)', 'anyrange'),
