@@ -896,16 +896,73 @@ qf_cursor_next(const uint8_t *value, const QfHeader *h, QfCursor *cursor,
 	return true;
 }
 
+/*
+ * Appends fingerprints in increasing order to an empty filter: each goes to
+ * the first free slot at or after its home, so nothing shifts, and the
+ * offsets are set once at the end.  Bulk builds (aggregates, unions,
+ * growing) go through here rather than qf_insert.
+ */
+typedef struct Appender
+{
+	uint64_t	next_free;		/* first slot after the last one written */
+	uint64_t	last_home;
+	int64_t		last_slot;		/* -1 before the first fingerprint */
+} Appender;
+
+static QfStatus
+append_fingerprint(uint8_t *dst, QfHeader *h, Appender *app, uint64_t fingerprint)
+{
+	uint64_t	q = fingerprint >> h->r;
+	uint64_t	slot;
+
+	if (h->count >= qf_count_limit(h))
+		return QF_ERR_LIMIT;
+	if (h->count >= load_limit(h))
+		return QF_ERR_FULL;
+	if (app->last_slot < 0 || q != app->last_home)
+	{
+		if (app->last_slot >= 0)
+			set_runend(dst, h, (uint64_t) app->last_slot, true);
+		set_occupied(dst, h, q, true);
+		slot = q > app->next_free ? q : app->next_free;
+	}
+	else
+		slot = app->next_free;
+	if (slot >= total_slots(h))
+		return QF_ERR_FULL;
+	set_remainder(dst, h, slot, fingerprint & remainder_mask(h->r));
+	app->last_slot = (int64_t) slot;
+	app->last_home = q;
+	app->next_free = slot + 1;
+	h->count++;
+	return QF_OK;
+}
+
+static void
+finish_appending(uint8_t *dst, const QfHeader *h, const Appender *app)
+{
+	if (app->last_slot >= 0)
+	{
+		set_runend(dst, h, (uint64_t) app->last_slot, true);
+		refresh_offsets(dst, h, 0, total_slots(h) - 1);
+	}
+}
+
 QfStatus
 qf_build_sorted(uint8_t *dst, QfHeader *dst_header, const uint64_t *fingerprints, size_t n)
 {
+	Appender	app = {0, 0, -1};
+
+	if (dst_header->count != 0)
+		return QF_ERR_COUNT;
 	for (size_t i = 0; i < n; i++)
 	{
-		QfStatus	status = qf_insert(dst, dst_header, fingerprints[i]);
+		QfStatus	status = append_fingerprint(dst, dst_header, &app, fingerprints[i]);
 
 		if (status != QF_OK)
 			return status;
 	}
+	finish_appending(dst, dst_header, &app);
 	return QF_OK;
 }
 
@@ -913,6 +970,7 @@ QfStatus
 qf_merge(uint8_t *dst, QfHeader *dst_header, const uint8_t *a, const QfHeader *a_header,
 		 const uint8_t *b, const QfHeader *b_header)
 {
+	Appender	app = {0, 0, -1};
 	QfCursor	ca,
 				cb;
 	uint64_t	fa = 0,
@@ -920,6 +978,8 @@ qf_merge(uint8_t *dst, QfHeader *dst_header, const uint8_t *a, const QfHeader *a
 	bool		has_a,
 				has_b;
 
+	if (dst_header->count != 0)
+		return QF_ERR_COUNT;
 	qf_cursor_start(&ca);
 	qf_cursor_start(&cb);
 	has_a = qf_cursor_next(a, a_header, &ca, &fa);
@@ -927,15 +987,16 @@ qf_merge(uint8_t *dst, QfHeader *dst_header, const uint8_t *a, const QfHeader *a
 	while (has_a || has_b)
 	{
 		bool		take_a = has_a && (!has_b || fa <= fb);
-		QfStatus	status = qf_insert(dst, dst_header, take_a ? fa : fb);
+		QfStatus	status = append_fingerprint(dst, dst_header, &app, take_a ? fa : fb);
 
 		if (status != QF_OK)
 			return status;
 		if (take_a)
 			has_a = qf_cursor_next(a, a_header, &ca, &fa);
 		else
-			has_b = b != NULL && qf_cursor_next(b, b_header, &cb, &fb);
+			has_b = qf_cursor_next(b, b_header, &cb, &fb);
 	}
+	finish_appending(dst, dst_header, &app);
 	return QF_OK;
 }
 

@@ -195,9 +195,9 @@ extern BF_HIDDEN bool qf_cursor_next(const uint8_t *value, const QfHeader *heade
 									 QfCursor *cursor, uint64_t *fingerprint);
 
 /*
- * Builds dst (initialised, with room) from fingerprints in increasing
- * order, and from the multiset sum of two filters (b may be NULL: a copy
- * of a, as growing does).  QF_ERR_FULL: grow dst and start again.
+ * Builds the empty filter dst from fingerprints in increasing order, and
+ * from the multiset sum of two filters (b may be NULL: a copy of a, as
+ * growing does).  QF_ERR_FULL: grow dst and start again with an empty one.
  */
 extern BF_HIDDEN QfStatus qf_build_sorted(uint8_t *dst, QfHeader *dst_header,
 										  const uint64_t *fingerprints, size_t n);

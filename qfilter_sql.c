@@ -153,7 +153,7 @@ QFilterKeyIntoHeader(QfHeader *header, const KeyType *key)
 uint64
 QFilterKeyHash(const QfHeader *header, const KeyType *key, Datum value)
 {
-	return KeyHash(key, value, header->seed, BF_FORMAT_VERSION);
+	return KeyHashInline(key, value, header->seed);
 }
 
 /* filter rebuilt into the next size up; frees filter. */
@@ -287,6 +287,7 @@ typedef struct QfCallCache
 	struct varlena *constant;
 	QFilter    *filter;
 	bool		owned;
+	bool		kind_checked;	/* the key type fits filter's kind */
 	QfHeader	header;
 } QfCallCache;
 
@@ -342,6 +343,7 @@ ProbeQFilterArg(FunctionCallInfo fcinfo, int argno, QfHeader *header)
 	if (cache->filter != NULL && cache->owned)
 		pfree(cache->filter);
 	cache->filter = filter;
+	cache->kind_checked = false;
 	cache->owned = (Pointer) filter != (Pointer) raw;
 	cache->header = decoded;
 	cache->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
@@ -549,8 +551,14 @@ ProbeKey(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 	KeyType    *key = KeyOfArg(fcinfo, value_arg);
 	QfHeader	header;
 	QFilter    *filter = ProbeQFilterArg(fcinfo, filter_arg, &header);
+	QfCallCache *cache = GetQfCallCache(fcinfo);
 
-	QFilterCheckKey(&header, key);
+	/* a scan probes one cached filter with one key type: check once */
+	if (filter != cache->filter || !cache->kind_checked)
+	{
+		QFilterCheckKey(&header, key);
+		cache->kind_checked = filter == cache->filter;
+	}
 	if (header.key_kind == BF_KIND_NONE)
 		return false;
 	return qf_contains(QFilterData(filter), &header,
