@@ -255,17 +255,6 @@ first_empty_slot(const uint8_t *value, const QfHeader *h, uint64_t x)
 	return QF_NO_SLOT;
 }
 
-/* First slot of the run of home slot q that ends at run_end. */
-static uint64_t
-run_start_of(const uint8_t *value, const QfHeader *h, uint64_t q, uint64_t run_end)
-{
-	uint64_t	s = run_end;
-
-	while (s > q && !is_runend(value, h, s - 1))
-		s--;
-	return s;
-}
-
 /*
  * The offset a block must have: how many of its first slots runs of earlier
  * homes take.  Reads the previous block's offset, so blocks are redone in
@@ -696,12 +685,26 @@ qf_insert(uint8_t *value, QfHeader *h, uint64_t fingerprint)
 		pos = end < (int64_t) q ? q : (uint64_t) end + 1;
 	else
 	{
-		/* after every copy of a remainder not above this one */
-		uint64_t	start = run_start_of(value, h, q, (uint64_t) end);
+		/*
+		 * After every copy of a remainder not above this one, found from
+		 * the run's end: copies of one key then cost nothing to step over.
+		 */
+		uint64_t	s = (uint64_t) end;
 
-		pos = (uint64_t) end + 1;
-		while (pos > start && get_remainder(value, h, pos - 1) > remainder)
-			pos--;
+		for (;;)
+		{
+			if (get_remainder(value, h, s) <= remainder)
+			{
+				pos = s + 1;
+				break;
+			}
+			if (s == q || is_runend(value, h, s - 1))
+			{
+				pos = s;
+				break;
+			}
+			s--;
+		}
 	}
 	empty = first_empty_slot(value, h, pos);
 	if (empty == QF_NO_SLOT)
@@ -789,72 +792,6 @@ qf_count(const uint8_t *value, const QfHeader *h, uint64_t fingerprint)
 	}
 }
 
-/*
- * The last slot of the stretch that moves back one slot when a slot of the
- * run of q (ending at end) is freed: the rest of that run, and each
- * following run that sits after its home slot.
- */
-static uint64_t
-last_slot_to_move(const uint8_t *value, const QfHeader *h, uint64_t q, uint64_t end)
-{
-	uint64_t	last = end;
-
-	for (uint64_t home = q + 1; home <= last && home < home_slots(h); home++)
-	{
-		int64_t		next_end;
-
-		if (!is_occupied(value, h, home))
-			continue;
-		next_end = select_runend(value, h, last + 1, 1);
-		if (next_end == QF_NO_SLOT)
-			break;
-		last = (uint64_t) next_end;
-	}
-	return last;
-}
-
-bool
-qf_remove(uint8_t *value, QfHeader *h, uint64_t fingerprint)
-{
-	uint64_t	q = fingerprint >> h->r;
-	int64_t		end;
-	int64_t		found;
-	uint64_t	start;
-	uint64_t	last;
-
-	if (!is_occupied(value, h, q))
-		return false;
-	end = runend_upto(value, h, q);
-	if (end < (int64_t) q)
-		return false;
-	found = find_in_run(value, h, q, (uint64_t) end, fingerprint & remainder_mask(h->r));
-	if (found < 0)
-		return false;
-	start = run_start_of(value, h, q, (uint64_t) end);
-	last = last_slot_to_move(value, h, q, (uint64_t) end);
-
-	for (uint64_t s = (uint64_t) found; s < last; s++)
-	{
-		set_remainder(value, h, s, get_remainder(value, h, s + 1));
-		set_runend(value, h, s, is_runend(value, h, s + 1));
-	}
-	set_remainder(value, h, last, 0);
-	set_runend(value, h, last, false);
-	if (start == (uint64_t) end)
-		set_occupied(value, h, q, false);	/* its only copy: the run is gone */
-	else if ((uint64_t) found == (uint64_t) end)
-		set_runend(value, h, (uint64_t) end - 1, true);
-	refresh_offsets(value, h, q, last);
-	h->count--;
-	return true;
-}
-
-void
-qf_cursor_start(QfCursor *cursor)
-{
-	memset(cursor, 0, sizeof(*cursor));
-}
-
 /* The next occupied home slot at or after q, or home_slots(h). */
 static uint64_t
 next_home(const uint8_t *value, const QfHeader *h, uint64_t q)
@@ -868,6 +805,73 @@ next_home(const uint8_t *value, const QfHeader *h, uint64_t q)
 		q = (q / 64 + 1) * 64;
 	}
 	return home_slots(h);
+}
+
+/*
+ * The last slot of the stretch that moves back one slot when a slot of the
+ * run of q (ending at end) is freed: the rest of that run, and each
+ * following run that sits after its home slot.
+ */
+static uint64_t
+last_slot_to_move(const uint8_t *value, const QfHeader *h, uint64_t q, uint64_t end)
+{
+	uint64_t	last = end;
+
+	/* a run moves if its home is at or before the slot it starts after */
+	for (uint64_t home = next_home(value, h, q + 1); home <= last && home < home_slots(h);
+		 home = next_home(value, h, home + 1))
+	{
+		int64_t		next_end = select_runend(value, h, last + 1, 1);
+
+		if (next_end == QF_NO_SLOT)
+			break;
+		last = (uint64_t) next_end;
+	}
+	return last;
+}
+
+bool
+qf_remove(uint8_t *value, QfHeader *h, uint64_t fingerprint)
+{
+	uint64_t	q = fingerprint >> h->r;
+	int64_t		end;
+	int64_t		found;
+	bool		only;
+	uint64_t	last;
+
+	if (!is_occupied(value, h, q))
+		return false;
+	end = runend_upto(value, h, q);
+	if (end < (int64_t) q)
+		return false;
+	found = find_in_run(value, h, q, (uint64_t) end, fingerprint & remainder_mask(h->r));
+	if (found < 0)
+		return false;
+	/* the run's only slot: its end, and its start (its home or a run's end before) */
+	only = (uint64_t) found == (uint64_t) end &&
+		((uint64_t) found == q || is_runend(value, h, (uint64_t) found - 1));
+	last = last_slot_to_move(value, h, q, (uint64_t) end);
+
+	for (uint64_t s = (uint64_t) found; s < last; s++)
+	{
+		set_remainder(value, h, s, get_remainder(value, h, s + 1));
+		set_runend(value, h, s, is_runend(value, h, s + 1));
+	}
+	set_remainder(value, h, last, 0);
+	set_runend(value, h, last, false);
+	if (only)
+		set_occupied(value, h, q, false);	/* its only copy: the run is gone */
+	else if ((uint64_t) found == (uint64_t) end)
+		set_runend(value, h, (uint64_t) end - 1, true);
+	refresh_offsets(value, h, q, last);
+	h->count--;
+	return true;
+}
+
+void
+qf_cursor_start(QfCursor *cursor)
+{
+	memset(cursor, 0, sizeof(*cursor));
 }
 
 bool

@@ -107,7 +107,9 @@ build() {
 		sql source -c "INSERT INTO largest
 			SELECT 1, 'the largest filter', bloom_agg(i, $capacity, 0.01)
 			FROM generate_series(1, $VALUES_ADDED) AS i" &&
-		sql source -c "INSERT INTO largest VALUES (2, 'a small one', bloom_add(bloom_empty(10), 7))"
+		sql source -c "INSERT INTO largest VALUES (2, 'a small one', bloom_add(bloom_empty(10), 7))" &&
+		sql source -c "CREATE TABLE qfilters AS
+			SELECT qfilter_agg(i % 50000) AS f FROM generate_series(1, 100000) AS i"
 }
 
 source_checks() {
@@ -119,6 +121,7 @@ source_checks() {
 	check "its text form has $LARGEST_TEXT characters, within 1 GB with room for a COPY line (got $got)" \
 		[ "$got" = "$LARGEST_TEXT" ]
 	source_md5=$(sql source -c "SELECT md5(f::bytea) FROM largest WHERE id = 1")
+	source_qfilter_md5=$(sql source -c "SELECT md5(f::bytea) FROM qfilters")
 }
 
 dump_and_restore() {
@@ -148,6 +151,11 @@ restored_checks() {
 		FROM largest WHERE id = 1")
 	check "it finds its values, as does the small one beside it (got $got)" \
 		[ "$got" = "t|t|the largest filter" ]
+	got=$(sql restored -c "SELECT md5(f::bytea) = '$source_qfilter_md5',
+			qfilter_count(f, 49999), (SELECT bool_and(f @> g) FROM generate_series(0, 49999) g)
+		FROM qfilters")
+	check "a restored qfilter has the same bytes, counts and keys (got $got)" \
+		[ "$got" = "t|2|t" ]
 }
 
 too_large_input() {

@@ -2,14 +2,17 @@
  *
  * gen_corpus.c
  *	  Writes the fuzzers' seed corpus, using the core's own API, into
- *	  DIR/validate (serialised values) and DIR/sizing ((capacity, fpr)
- *	  inputs of fuzz_sizing.c).
+ *	  DIR/validate (serialised values), DIR/sizing ((capacity, fpr)
+ *	  inputs of fuzz_sizing.c) and DIR/qfilter (qfilter values and
+ *	  operation sequences for fuzz_qfilter.c).
  *
  *		gen_corpus DIR
  *
  * Seeds are named valid-* and bad-*.  Each is checked against the status
  * the validator must give it, so the generator doubles as a test that the
  * committed seeds mean what their names say; it exits non-zero otherwise.
+ * The qfilter operation sequences (ops-*) are not values, so have no
+ * verdict; fuzz_qfilter.c checks them when run.sh replays the seeds.
  * Values are small (at most a few blocks): libFuzzer mutates small inputs
  * far faster, and every code path is reached with one or two blocks.
  *
@@ -20,11 +23,13 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "qfilter.h"
 #include "sizing.h"
 #include "fuzz_check.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -327,6 +332,457 @@ sizing_inputs(void)
 	emit_sizing("bad-fpr-negative-zero", 10, -0.0, 0);
 }
 
+/* ---------------------------------------------------------------------
+ * fuzz_qfilter.c seeds: first byte 0, a qfilter value; 1, operations.
+ * ---------------------------------------------------------------------
+ */
+
+/* Below fuzz_qfilter's max_len in run.sh, and the corpus stays small. */
+#define MAX_QF_SEED_BYTES 12000
+
+static uint8_t qf_scratch[MAX_QF_SEED_BYTES + 64];
+
+/* Writes a validator-mode seed after checking the validator's verdict. */
+static void
+emit_qvalue(const char *name, const uint8_t *value, size_t len, QfStatus expected)
+{
+	static uint8_t seed[1 + MAX_QF_SEED_BYTES + 64];
+	QfHeader	header;
+	QfStatus	status = qf_validate(value, len, &header);
+
+	if (status != expected)
+	{
+		fprintf(stderr, "gen_corpus: qfilter/%s: validator says \"%s\", expected \"%s\"\n",
+				name, qf_status_message(status), qf_status_message(expected));
+		exit(1);
+	}
+	FUZZ_CHECK(len <= MAX_QF_SEED_BYTES + 8);
+	seed[0] = 0;
+	memcpy(seed + 1, value, len);
+	write_file("qfilter", name, seed, len + 1);
+}
+
+/* An empty qfilter as qfilter_empty would make it. */
+static QfHeader
+qf_new(uint8_t *value, uint64_t capacity, double fpr, uint64_t seed)
+{
+	QfHeader	h;
+
+	memset(&h, 0, sizeof(h));
+	h.version = QF_FORMAT_VERSION;
+	h.key_kind = BF_KIND_NONE;
+	h.seed = seed;
+	h.capacity = capacity;
+	h.fpr = fpr;
+	FUZZ_CHECK(qf_size_for(capacity, fpr, &h) == QF_OK);
+	FUZZ_CHECK(qf_value_bytes(&h) <= MAX_QF_SEED_BYTES);
+	qf_init(value, &h);
+	return h;
+}
+
+/* Rebuilds value into the next size up, as the glue does when it is full. */
+static void
+qf_grow(uint8_t *value, QfHeader *h)
+{
+	QfHeader	grown;
+
+	FUZZ_CHECK(qf_grown_header(h, &grown) == QF_OK);
+	grown.count = 0;
+	FUZZ_CHECK(qf_value_bytes(&grown) <= MAX_QF_SEED_BYTES);
+	qf_init(qf_scratch, &grown);
+	FUZZ_CHECK(qf_merge(qf_scratch, &grown, value, h, NULL, NULL) == QF_OK);
+	memcpy(value, qf_scratch, qf_value_bytes(&grown));
+	*h = grown;
+	qf_write_header(value, h);
+}
+
+static void
+qf_add_fingerprint(uint8_t *value, QfHeader *h, uint64_t fingerprint)
+{
+	QfStatus	status;
+
+	while ((status = qf_insert(value, h, fingerprint)) == QF_ERR_FULL)
+		qf_grow(value, h);
+	FUZZ_CHECK(status == QF_OK);
+}
+
+/* Adds copies of each key first..first+count-1, hashed as bloom_add does. */
+static void
+qf_add_keys(uint8_t *value, QfHeader *h, BfKeyKind kind, uint64_t first,
+			uint64_t count, int copies)
+{
+	for (uint64_t key = first; key < first + count; key++)
+	{
+		uint8_t		bytes[8];
+		uint64_t	fingerprint;
+
+		for (int i = 0; i < 8; i++)
+			bytes[i] = (uint8_t) (key >> (8 * i));
+		fingerprint = qf_fingerprint(h, bf_hash(bytes, sizeof(bytes), h->seed));
+		for (int c = 0; c < copies; c++)
+			qf_add_fingerprint(value, h, fingerprint);
+	}
+	h->key_kind = kind;
+	qf_write_header(value, h);
+}
+
+static void
+qf_valid_values(uint8_t *value)
+{
+	QfHeader	h;
+	uint32_t	home;
+
+	h = qf_new(value, 1, 0.5, 0);
+	FUZZ_CHECK(h.r == 0);
+	emit_qvalue("valid-empty-1-0.5", value, qf_value_bytes(&h), QF_OK);
+	h = qf_new(value, 100, 0.01, 0);
+	emit_qvalue("valid-empty-100-0.01", value, qf_value_bytes(&h), QF_OK);
+	h = qf_new(value, 1000, 0.001, 0);
+	emit_qvalue("valid-empty-1000-0.001", value, qf_value_bytes(&h), QF_OK);
+
+	/* one home block at its highest load */
+	h = qf_new(value, 60, 0.01, 0);
+	FUZZ_CHECK(h.home_blocks == 1);
+	qf_add_keys(value, &h, BF_KIND_NUMBER, 0, 60, 1);
+	FUZZ_CHECK(h.home_blocks == 1);
+	emit_qvalue("valid-number-60-full-block", value, qf_value_bytes(&h), QF_OK);
+
+	h = qf_new(value, 500, 0.01, 0);
+	qf_add_keys(value, &h, BF_KIND_NUMBER, 1, 250, 1);
+	emit_qvalue("valid-number-500-half", value, qf_value_bytes(&h), QF_OK);
+
+	h = qf_new(value, 300, 0.1, UINT64_C(0x9e3779b97f4a7c15));
+	qf_add_keys(value, &h, BF_KIND_TEXT, 1000, 300, 1);
+	emit_qvalue("valid-text-300-0.1-seeded", value, qf_value_bytes(&h), QF_OK);
+
+	h = qf_new(value, 100, 0.01, 0);
+	qf_add_keys(value, &h, BF_KIND_NUMBER, 0, 20, 5);
+	emit_qvalue("valid-duplicates-20x5", value, qf_value_bytes(&h), QF_OK);
+
+	/* grown by adds past its load, and grown empty twice then filled a bit */
+	h = qf_new(value, 100, 0.01, 0);
+	home = h.home_blocks;
+	qf_add_keys(value, &h, BF_KIND_NUMBER, 0, 150, 1);
+	FUZZ_CHECK(h.home_blocks == 2 * home);
+	emit_qvalue("valid-grown-150-of-100", value, qf_value_bytes(&h), QF_OK);
+
+	h = qf_new(value, 100, 0.01, 0);
+	home = h.home_blocks;
+	qf_grow(value, &h);
+	qf_grow(value, &h);
+	qf_add_keys(value, &h, BF_KIND_DATE, 0, 20, 1);
+	FUZZ_CHECK(h.home_blocks == 4 * home);
+	emit_qvalue("valid-grown-twice-sparse", value, qf_value_bytes(&h), QF_OK);
+
+	/* at twice the capacity: the next add is QF_ERR_LIMIT */
+	h = qf_new(value, 50, 0.01, 0);
+	qf_add_keys(value, &h, BF_KIND_NUMBER, 0, 100, 1);
+	FUZZ_CHECK(qf_insert(value, &h, 0) == QF_ERR_LIMIT);
+	emit_qvalue("valid-twice-capacity-50", value, qf_value_bytes(&h), QF_OK);
+
+	/* no remainder bits at all, and the most there can be */
+	h = qf_new(value, 20, 0.5, 0);
+	FUZZ_CHECK(h.r == 0);
+	qf_add_keys(value, &h, BF_KIND_BOOL, 0, 30, 1);
+	emit_qvalue("valid-r0-fpr-0.5", value, qf_value_bytes(&h), QF_OK);
+
+	h = qf_new(value, 1, 0x1p-63, 0);
+	FUZZ_CHECK(h.r == QF_MAX_R);
+	qf_add_keys(value, &h, BF_KIND_UUID, 7, 2, 1);
+	emit_qvalue("valid-r57", value, qf_value_bytes(&h), QF_OK);
+
+	/* environment fields, allowed for the "other" kind only */
+	h = qf_new(value, 10, 0.05, 7);
+	h.key_tag = 0x2468ace1;
+	h.env_encoding = 6;
+	h.env_locale = 0x13572468;
+	qf_add_keys(value, &h, BF_KIND_OTHER, 0, 10, 1);
+	emit_qvalue("valid-other-env", value, qf_value_bytes(&h), QF_OK);
+
+	/* runs of the last home slots spilling into the spare blocks */
+	h = qf_new(value, 60, 0.01, 0);
+	for (uint64_t i = 0; i < 20; i++)
+		qf_add_fingerprint(value, &h, (UINT64_C(63) << h.r) | (i * 5));
+	for (int i = 0; i < 5; i++)
+		qf_add_fingerprint(value, &h, (UINT64_C(62) << h.r) | 1);
+	for (uint64_t i = 0; i < 10; i++)
+		qf_add_fingerprint(value, &h, i);
+	h.key_kind = BF_KIND_NUMBER;
+	qf_write_header(value, &h);
+	emit_qvalue("valid-spill-into-spare", value, qf_value_bytes(&h), QF_OK);
+
+	/* a cluster across block boundaries: offsets of later blocks set */
+	h = qf_new(value, 200, 0.01, 0);
+	FUZZ_CHECK(h.home_blocks >= 3);
+	for (uint64_t i = 0; i < 120; i++)
+		qf_add_fingerprint(value, &h, ((58 + i % 12) << h.r) | (i * 7 % 100));
+	h.key_kind = BF_KIND_NUMBER;
+	qf_write_header(value, &h);
+	emit_qvalue("valid-cluster-across-blocks", value, qf_value_bytes(&h), QF_OK);
+}
+
+/* The base value with its header rewritten (checksum recomputed). */
+static void
+emit_qchanged(const char *name, const uint8_t *base, size_t len, QfHeader h,
+			  QfStatus expected)
+{
+	memcpy(qf_scratch, base, len);
+	qf_write_header(qf_scratch, &h);
+	emit_qvalue(name, qf_scratch, len, expected);
+}
+
+/* The base value with one byte changed (checksum recomputed if asked). */
+static void
+emit_qbyte(const char *name, const uint8_t *base, size_t len, size_t at,
+		   uint8_t xor, bool fix_checksum, QfStatus expected)
+{
+	memcpy(qf_scratch, base, len);
+	qf_scratch[at] ^= xor;
+	if (fix_checksum)
+	{
+		uint32_t	sum = (uint32_t) bf_hash(qf_scratch, 56, 0);
+
+		for (int i = 0; i < 4; i++)
+			qf_scratch[56 + i] = (uint8_t) (sum >> (8 * i));
+	}
+	emit_qvalue(name, qf_scratch, len, expected);
+}
+
+/* Damaged values, one or more per validator error. */
+static void
+qf_invalid_values(uint8_t *value)
+{
+	QfHeader	base = qf_new(value, 60, 0.01, 0);
+	QfHeader	h;
+	size_t		len;
+	size_t		block = QF_BLOCK_FIXED + 8 * (size_t) base.r;
+	size_t		first_block = QF_HEADER_SIZE;
+	size_t		spare_block = QF_HEADER_SIZE + (size_t) (base.total_blocks - 1) * block;
+
+	qf_add_keys(value, &base, BF_KIND_NUMBER, 0, 10, 1);
+	len = qf_value_bytes(&base);
+
+	emit_qvalue("bad-empty-input", value, 0, QF_ERR_TRUNCATED);
+	emit_qvalue("bad-truncated-header", value, QF_HEADER_SIZE - 1, QF_ERR_TRUNCATED);
+	emit_qvalue("bad-truncated-slots", value, len - 1, QF_ERR_LENGTH);
+	memset(value + len, 0, 8);
+	emit_qvalue("bad-extra-bytes", value, len + 8, QF_ERR_LENGTH);
+
+	emit_qbyte("bad-magic", value, len, 1, 'F' ^ 'G', false, QF_ERR_MAGIC);
+	emit_qbyte("bad-checksum-seed-flip", value, len, 16, 0x10, false, QF_ERR_CHECKSUM);
+	emit_qbyte("bad-reserved-header", value, len, 6, 1, true, QF_ERR_RESERVED);
+	emit_qbyte("bad-reserved-tail", value, len, len - 1, 1, false, QF_ERR_RESERVED);
+
+	h = base;
+	h.version = QF_FORMAT_VERSION + 1;
+	emit_qchanged("bad-version", value, len, h, QF_ERR_VERSION);
+	h = base;
+	h.key_kind = BF_KIND_LAST + 1;
+	emit_qchanged("bad-kind", value, len, h, QF_ERR_KIND);
+	h = base;
+	h.key_tag = 1;
+	emit_qchanged("bad-tag-on-number", value, len, h, QF_ERR_KIND);
+	h = base;
+	h.env_encoding = 6;
+	emit_qchanged("bad-env-on-number", value, len, h, QF_ERR_RESERVED);
+	h = base;
+	h.capacity = 0;
+	emit_qchanged("bad-capacity-0", value, len, h, QF_ERR_CAPACITY);
+	h = base;
+	h.fpr = 0.0;
+	emit_qchanged("bad-fpr-0", value, len, h, QF_ERR_FPR);
+	h = base;
+	h.fpr = 0.5000000000000001;
+	emit_qchanged("bad-fpr-above-half", value, len, h, QF_ERR_FPR);
+	h = base;
+	h.fpr = NAN;
+	emit_qchanged("bad-fpr-nan", value, len, h, QF_ERR_FPR);
+	h = base;
+	h.fpr = 1e-30;
+	emit_qchanged("bad-fpr-unreachable", value, len, h, QF_ERR_FPR_UNREACHABLE);
+	h = base;
+	h.capacity = UINT64_C(1) << 40;
+	emit_qchanged("bad-too-large", value, len, h, QF_ERR_TOO_LARGE);
+	h = base;
+	h.capacity = 100;			/* sized for 100: two home blocks */
+	emit_qchanged("bad-size-capacity", value, len, h, QF_ERR_SIZE);
+	h = base;
+	h.home_blocks = 3;
+	emit_qchanged("bad-size-home-blocks", value, len, h, QF_ERR_SIZE);
+	h = base;
+	h.r++;
+	emit_qchanged("bad-size-r", value, len, h, QF_ERR_SIZE);
+	h = base;
+	h.total_blocks++;
+	emit_qchanged("bad-size-total-blocks", value, len, h, QF_ERR_SIZE);
+	h = base;
+	h.count = 11;
+	emit_qchanged("bad-count-vs-slots", value, len, h, QF_ERR_COUNT);
+	h = base;
+	h.count = 2 * h.capacity + 1;
+	emit_qchanged("bad-count-over-limit", value, len, h, QF_ERR_COUNT);
+	h = base;
+	h.key_kind = BF_KIND_NONE;
+	emit_qchanged("bad-count-on-none", value, len, h, QF_ERR_COUNT);
+
+	/* slots: run ends, homes, offsets and remainders that do not agree */
+	emit_qbyte("bad-slots-runend-flip", value, len, first_block + 8, 0x01, false, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-occupied-flip", value, len, first_block, 0x80, false, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-offset", value, len, first_block + block + 16, 5, false, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-occupied-in-spare", value, len, spare_block, 1, false, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-remainder-in-free-slot", value, len, spare_block + QF_BLOCK_FIXED, 1,
+			   false, QF_ERR_SLOTS);
+}
+
+/* Operation sequences: capacity, fpr index, domain, then operations. */
+typedef struct OpSeed
+{
+	uint8_t		bytes[2048];
+	size_t		len;
+} OpSeed;
+
+static void
+op_bytes(OpSeed *s, int n, ...)
+{
+	va_list		ap;
+
+	va_start(ap, n);
+	for (int i = 0; i < n; i++)
+	{
+		FUZZ_CHECK(s->len < sizeof(s->bytes));
+		s->bytes[s->len++] = (uint8_t) va_arg(ap, int);
+	}
+	va_end(ap);
+}
+
+static void
+op_start(OpSeed *s, uint32_t capacity, int fpr_index, uint32_t domain)
+{
+	s->len = 0;
+	op_bytes(s, 6, 1, (capacity - 1) & 0xFF, (capacity - 1) >> 8, fpr_index,
+			 (domain - 1) & 0xFF, (domain - 1) >> 8);
+}
+
+/* op is 0 (add), 3 (remove): one key. */
+static void
+op_key(OpSeed *s, int op, uint32_t key)
+{
+	op_bytes(s, 3, op, key & 0xFF, key >> 8);
+}
+
+/* op is 2 (add keys), 5 (remove present keys): n from key on. */
+static void
+op_range(OpSeed *s, int op, uint32_t key, uint32_t n)
+{
+	op_bytes(s, 4, op, key & 0xFF, key >> 8, op == 2 ? n - 1 : (n - 1) % 64);
+}
+
+static void
+op_union(OpSeed *s, uint32_t first, uint32_t n, int grow)
+{
+	op_bytes(s, 3, 6, n, grow);
+	for (uint32_t i = 0; i < n; i++)
+		op_bytes(s, 2, (first + i) & 0xFF, (first + i) >> 8);
+}
+
+static void
+op_check(OpSeed *s)
+{
+	op_bytes(s, 1, 7);
+}
+
+static void
+emit_ops(const char *name, const OpSeed *s)
+{
+	write_file("qfilter", name, s->bytes, s->len);
+}
+
+static void
+qf_op_sequences(void)
+{
+	OpSeed		s;
+
+	op_start(&s, 1, 2, 1);
+	op_check(&s);
+	emit_ops("ops-empty-check", &s);
+
+	op_start(&s, 10, 2, 16);
+	for (uint32_t k = 0; k < 10; k++)
+		op_key(&s, 0, k);
+	op_key(&s, 3, 4);
+	op_key(&s, 3, 4);			/* absent now: the next present key goes */
+	op_key(&s, 0, 9);
+	op_check(&s);
+	emit_ops("ops-add-remove-small", &s);
+
+	op_start(&s, 50, 2, 200);
+	op_range(&s, 2, 0, 120);	/* grows, then stops at twice the capacity */
+	op_check(&s);
+	op_range(&s, 5, 10, 64);
+	op_range(&s, 2, 150, 30);
+	op_check(&s);
+	emit_ops("ops-grow-to-limit", &s);
+
+	op_start(&s, 100, 1, 1);
+	op_range(&s, 2, 0, 150);	/* one key, 150 copies */
+	op_check(&s);
+	op_range(&s, 5, 0, 64);
+	op_check(&s);
+	emit_ops("ops-one-key-many-copies", &s);
+
+	op_start(&s, 200, 2, 300);
+	op_range(&s, 2, 0, 150);
+	op_union(&s, 100, 31, 2);
+	op_check(&s);
+	op_union(&s, 250, 20, 0);
+	op_range(&s, 5, 0, 40);
+	op_check(&s);
+	emit_ops("ops-union-grown", &s);
+
+	op_start(&s, 30, 0, 100);
+	op_range(&s, 2, 0, 100);	/* no remainder bits: cannot grow */
+	op_check(&s);
+	op_range(&s, 5, 50, 30);
+	op_union(&s, 0, 31, 3);
+	op_check(&s);
+	emit_ops("ops-fpr-0.5", &s);
+
+	op_start(&s, 2000, 3, 512);
+	for (int round = 0; round < 16; round++)
+		op_range(&s, 2, (uint32_t) round * 37 % 512, 250);
+	op_check(&s);
+	for (int round = 0; round < 8; round++)
+		op_range(&s, 5, (uint32_t) round * 64, 64);
+	op_check(&s);
+	emit_ops("ops-capacity-2000-0.001", &s);
+
+	op_start(&s, 100, 2, 64);
+	op_range(&s, 2, 0, 64);
+	op_range(&s, 5, 0, 64);
+	op_check(&s);
+	op_union(&s, 0, 10, 1);
+	op_range(&s, 5, 0, 64);
+	emit_ops("ops-remove-all", &s);
+
+	op_start(&s, 1, 1, 8);
+	for (uint32_t k = 0; k < 8; k++)
+		op_key(&s, 1, k);		/* capacity 1: two fit */
+	op_union(&s, 0, 3, 0);
+	op_key(&s, 4, 0);
+	op_check(&s);
+	emit_ops("ops-capacity-1", &s);
+}
+
+static void
+qfilter_seeds(void)
+{
+	static uint8_t value[MAX_QF_SEED_BYTES + 64];
+
+	qf_valid_values(value);
+	qf_invalid_values(value);
+	qf_op_sequences();
+}
+
 int
 main(int argc, char **argv)
 {
@@ -344,11 +800,14 @@ main(int argc, char **argv)
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/sizing", out_dir);
 	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/qfilter", out_dir);
+	mkdir(path, 0755);
 
 	valid_empty(value);
 	valid_filled(value);
 	invalid(value);
 	sizing_inputs();
+	qfilter_seeds();
 	printf("gen_corpus: wrote %d seeds into %s\n", written, out_dir);
 	return 0;
 }

@@ -1,15 +1,19 @@
 #!/bin/bash
 # test/fuzz/run.sh: coverage-guided fuzzing of bloomfilter's pure core
-# (bloom.c, sizing.c), plus the core's unit tests under AddressSanitizer and UBSan.
+# (bloom.c, sizing.c, qfilter.c), plus the core's unit tests (test_bloom.c,
+# test_qfilter.c) under AddressSanitizer and UBSan.
 #
 #   bash test/fuzz/run.sh [SECONDS]           fuzz for SECONDS in all (default 60)
 #   bash test/fuzz/run.sh --regenerate-corpus rewrite corpus/ from gen_corpus.c
 #
-# Owns the whole of test/fuzz/: two libFuzzer targets (fuzz_validate.c:
+# Owns the whole of test/fuzz/: three libFuzzer targets (fuzz_validate.c:
 # bytes into the validator and what the glue does after it; fuzz_sizing.c:
-# (capacity, fpr) into the sizing routine), the seed generator and the
-# committed seeds in corpus/.  Everything is built and fuzzed in a temp dir:
-# the repository is only read, so CI never changes the committed corpus.
+# (capacity, fpr) into the sizing routine; fuzz_qfilter.c: bytes into
+# qfilter's validator and every operation on what it accepts, and
+# operation sequences on small qfilters against an exact multiset), the
+# seed generator and the committed seeds in corpus/.  Everything is built
+# and fuzzed in a temp dir: the repository is only read, so CI never
+# changes the committed corpus.
 #
 # One "ok - ..." / "not ok - ..." line per check, other output as "# ..."
 # lines, and last "N passed, N failed"; exits non-zero when a check failed.
@@ -20,7 +24,7 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 . "$here/../lib.sh"
 corpus="$here/corpus"
-targets=(validate sizing)
+targets=(validate sizing qfilter)
 
 # -O1 keeps the sanitizers fast without optimising checks away; -g names
 # lines in reports.  No -Werror: a new compiler warning is not a finding.
@@ -30,6 +34,10 @@ cflags=(-g -O1 -Wall -Wextra -I"$repo")
 # Longest input fuzz_validate tries: a header and 128 blocks.  Bigger values
 # reach no new code and would only slow each execution down.
 validate_max_len=$((56 + 128 * 64))
+
+# Longest input fuzz_qfilter tries: a mode byte and a value of a few dozen
+# blocks (the largest seed is 2.5 KB), or a few hundred operations.
+qfilter_max_len=12000
 
 work=""
 
@@ -79,7 +87,8 @@ ensure_fuzz_packages() {
 compile() {
 	local output=$1 log=$2
 	shift 2
-	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$repo/sizing.c" "$repo/hashbuf.c" -lm >"$log" 2>&1
+	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$repo/sizing.c" "$repo/hashbuf.c" \
+		"$repo/qfilter.c" -lm >"$log" 2>&1
 }
 
 build_generator() {
@@ -166,8 +175,11 @@ stat_of() {
 fuzz_target() {
 	local target=$1 seconds=$2 log="$work/fuzz_$target.log" status max_len
 	local execs rate cov edges corp
-	max_len=17
-	[ "$target" = validate ] && max_len=$validate_max_len
+	case $target in
+		validate) max_len=$validate_max_len ;;
+		qfilter) max_len=$qfilter_max_len ;;
+		*) max_len=17 ;;
+	esac
 
 	# -timeout: one input running 25 s is a hang, and a finding.  The outer
 	# timeout only guards against libFuzzer itself not stopping.
@@ -193,11 +205,12 @@ fuzz_target() {
 	fi
 }
 
-# Line, function and branch coverage of bloom.c and sizing.c by both working corpora
-# after fuzzing.  Informational, not a check: it is the number to watch when
-# the harnesses, the seeds or the core change.
+# Line, function and branch coverage of bloom.c and sizing.c, and of
+# qfilter.c, by the working corpora after fuzzing.  Informational, not a
+# check: it is the number to watch when the harnesses, the seeds or the core
+# change.
 report_coverage() {
-	local target profiles=() totals
+	local target profiles=() objects=() totals
 	if ! command -v llvm-cov >/dev/null || ! command -v llvm-profdata >/dev/null; then
 		note "llvm not installed: no coverage report"
 		return
@@ -209,42 +222,55 @@ report_coverage() {
 		LLVM_PROFILE_FILE="$work/cov_$target.profraw" "$work/cov_$target" -runs=0 \
 			"$work/corpus/$target" >/dev/null 2>&1
 		profiles+=("$work/cov_$target.profraw")
+		[ "$target" = "${targets[0]}" ] || objects+=(-object "$work/cov_$target")
 	done
-	llvm-profdata merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null &&
-		llvm-cov report "$work/cov_validate" -object "$work/cov_sizing" \
-			-instr-profile="$work/cov.profdata" "$repo/bloom.c" "$repo/sizing.c" >"$work/cov.txt" 2>&1 || return
+	llvm-profdata merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null || return
+	llvm-cov report "$work/cov_${targets[0]}" "${objects[@]}" -instr-profile="$work/cov.profdata" \
+		"$repo/bloom.c" "$repo/sizing.c" >"$work/cov.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov.txt")
 	note "bloom.c and sizing.c covered by the corpora: ${totals:-unknown}"
+	llvm-cov report "$work/cov_${targets[0]}" "${objects[@]}" -instr-profile="$work/cov.profdata" \
+		"$repo/qfilter.c" >"$work/cov_qfilter.txt" 2>&1 || return
+	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov_qfilter.txt")
+	note "qfilter.c covered by the corpora: ${totals:-unknown}"
 }
 
-# The unit tests of the core, built with both sanitizers.  Their own checks
-# count here too; a sanitizer report or a non-zero exit is one more failure.
-unit_tests() {
-	local log="$work/unit.log" status line
-	if ! compile "$work/test_bloom" "$work/unit.build.log" "${sanitize[@]}" \
-		"$repo/test/unit/test_bloom.c"; then
-		show_log "$work/unit.build.log" 30
-		not_ok "unit tests build with ASan and UBSan"
+# unit_test NAME WHAT PREFIX: test/unit/NAME.c, a unit test of the core,
+# built with both sanitizers and run.  Its own checks count here too (as
+# "PREFIX: ..." lines); a sanitizer report or a non-zero exit is one more
+# failure.  WHAT names it in the check lines.
+unit_test() {
+	local name=$1 what=$2 prefix=$3 log="$work/$1.log" status line
+	if ! compile "$work/$name" "$work/$name.build.log" "${sanitize[@]}" \
+		"$repo/test/unit/$name.c"; then
+		show_log "$work/$name.build.log" 30
+		not_ok "$what build with ASan and UBSan"
 		return
 	fi
-	ok "unit tests build with ASan and UBSan"
+	ok "$what build with ASan and UBSan"
 
-	"$work/test_bloom" >"$log" 2>&1
+	"$work/$name" >"$log" 2>&1
 	status=$?
-	grep -E '^(ok|not ok) ' "$log" | sed 's/^\(ok\|not ok\) - /\1 - unit: /'
+	grep -E '^(ok|not ok) ' "$log" | sed "s/^\(ok\|not ok\) - /\1 - $prefix: /"
 	line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$log" | tail -n 1)
 	if [ -n "$line" ]; then
-		note "unit tests: $line"
+		note "$what: $line"
 		passed=$((passed + $(echo "$line" | cut -d' ' -f1)))
 		failed=$((failed + $(echo "$line" | cut -d' ' -f3)))
 	fi
 	if [ "$status" -eq 0 ] && [ -n "$line" ] && ! has_report "$log"; then
-		ok "unit tests run to the end with exit 0 and no sanitizer report"
+		ok "$what run to the end with exit 0 and no sanitizer report"
 	else
-		grep -vE '^(ok|not ok) ' "$log" >"$work/unit.report"
-		show_report "$work/unit.report"
-		not_ok "unit tests run to the end with exit 0 and no sanitizer report (exit $status)"
+		grep -vE '^(ok|not ok) ' "$log" >"$work/$name.report"
+		show_report "$work/$name.report"
+		not_ok "$what run to the end with exit 0 and no sanitizer report (exit $status)"
 	fi
+}
+
+# The unit tests of bloom's core and of qfilter's.
+unit_tests() {
+	unit_test test_bloom "unit tests" unit
+	unit_test test_qfilter "qfilter unit tests" "unit qfilter"
 }
 
 # Rewrites corpus/ from the generator: after an intended format change only.
@@ -254,7 +280,7 @@ regenerate_corpus() {
 		not_ok "seed generator builds"
 		finish
 	fi
-	rm -rf "$corpus/validate" "$corpus/sizing"
+	rm -rf "$corpus/validate" "$corpus/sizing" "$corpus/qfilter"
 	if "$work/gen_corpus" "$corpus"; then
 		ok "corpus regenerated in $corpus"
 	else
@@ -276,9 +302,11 @@ main() {
 	budget=$((10#$budget))	# "060" is sixty, not octal
 	[ "$budget" -ge 1 ] || usage_error "SECONDS must be at least 1"
 
-	# Split evenly: fuzz_validate runs ~10^4 inputs a second and saturates
-	# coverage in seconds; fuzz_sizing runs ~20 (each new fpr is a full
-	# sizing), so more of its time means more distinct rates checked.
+	# Split evenly between the targets: fuzz_validate runs ~10^4 inputs a
+	# second and saturates coverage in seconds; fuzz_sizing runs ~20 (each
+	# new fpr is a full sizing), so more of its time means more distinct
+	# rates checked; fuzz_qfilter runs ~10^2 (an operation sequence checks
+	# the whole filter after every step).
 	per_target=$(((budget + ${#targets[@]} - 1) / ${#targets[@]}))
 
 	started=$(date +%s)
