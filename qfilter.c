@@ -198,7 +198,7 @@ select_in_word(uint64_t word, int n)
 }
 
 /* The n-th (from 1) run end at or after slot start, or QF_NO_SLOT. */
-static int64_t
+static BF_ALWAYS_INLINE int64_t
 select_runend(const uint8_t *value, const QfHeader *h, uint64_t start, uint64_t n)
 {
 	uint64_t	block = start / 64;
@@ -226,7 +226,7 @@ select_runend(const uint8_t *value, const QfHeader *h, uint64_t start, uint64_t 
  * into it end before its start plus its offset; the d-th run end after
  * that belongs to the d-th occupied home of the block up to x.
  */
-static int64_t
+static BF_ALWAYS_INLINE int64_t
 runend_upto(const uint8_t *value, const QfHeader *h, uint64_t x)
 {
 	uint64_t	block = x / 64;
@@ -735,7 +735,7 @@ qf_insert(uint8_t *value, QfHeader *h, uint64_t fingerprint)
 }
 
 /* The slot of a copy of remainder in the run of q ending at end, or -1. */
-static int64_t
+static BF_ALWAYS_INLINE int64_t
 find_in_run(const uint8_t *value, const QfHeader *h, uint64_t q, uint64_t end,
 			uint64_t remainder)
 {
