@@ -360,6 +360,22 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
+/* What ProbeArray's per-element test needs. */
+typedef struct ArrayProbeContext
+{
+	Bloom	   *bloom;
+	BfHeader	header;
+	KeyType    *key;
+} ArrayProbeContext;
+
+static bool
+ProbeOneElement(Datum value, void *context)
+{
+	ArrayProbeContext *probe = (ArrayProbeContext *) context;
+
+	return BloomTestValue(probe->bloom, &probe->header, probe->key, value);
+}
+
 /*
  * Probes every non-NULL element; stops at the first answer equal to
  * stop_on.  Returns NULL when no element decided it and some were NULL, as
@@ -369,32 +385,17 @@ static Datum
 ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	KeyType    *key = KeyTypeOfArray(fcinfo, array);
-	BfHeader	header;
-	Bloom	   *bloom = ProbeFilterArg(fcinfo, 0, &header);
-	ArrayIterator iterator;
-	Datum		value;
+	ArrayProbeContext probe;
+	bool		result;
 	bool		isnull;
-	bool		saw_null = false;
-	bool		decided = false;
 
-	CheckKeyKind(&header, key);
-	iterator = array_create_iterator(array, 0, NULL);
-	while (array_iterate(iterator, &value, &isnull))
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (isnull)
-			saw_null = true;
-		else if (BloomTestValue(bloom, &header, key, value) == stop_on)
-		{
-			decided = true;
-			break;
-		}
-	}
-	array_free_iterator(iterator);
-	if (!decided && saw_null)
+	probe.key = KeyTypeOfArray(fcinfo, array);
+	probe.bloom = ProbeFilterArg(fcinfo, 0, &probe.header);
+	CheckKeyKind(&probe.header, probe.key);
+	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
+	if (isnull)
 		PG_RETURN_NULL();
-	PG_RETURN_BOOL(decided ? stop_on : !stop_on);
+	PG_RETURN_BOOL(result);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_all);

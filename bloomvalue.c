@@ -19,6 +19,7 @@
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "mb/pg_wchar.h"
@@ -205,6 +206,31 @@ EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix, const char *t
 		elog(ERROR, "could not encode %s value as base64", type_name);
 	text[prefix_len + encoded_len] = '\0';
 	return text;
+}
+
+bool
+ProbeArrayElements(ArrayType *array, bool stop_on, KeyProbe test, void *context, bool *isnull)
+{
+	ArrayIterator iterator = array_create_iterator(array, 0, NULL);
+	Datum		value;
+	bool		element_null;
+	bool		saw_null = false;
+	bool		decided = false;
+
+	while (array_iterate(iterator, &value, &element_null))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (element_null)
+			saw_null = true;
+		else if (test(value, context) == stop_on)
+		{
+			decided = true;
+			break;
+		}
+	}
+	array_free_iterator(iterator);
+	*isnull = !decided && saw_null;
+	return decided ? stop_on : !stop_on;
 }
 
 /* Raises the error for a failed bf_size_for. */

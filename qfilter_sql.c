@@ -645,48 +645,40 @@ qfilter_remove_all(PG_FUNCTION_ARGS)
 	return ChangeAll(fcinfo, false);
 }
 
-/*
- * Probes every non-NULL element, stopping at the first answer equal to
- * stop_on; NULL when no element decided it and some were NULL, as x =
- * ALL/ANY (array) do.
- */
+/* What ProbeArray's per-element test needs. */
+typedef struct ArrayProbeContext
+{
+	QFilter    *filter;
+	QfHeader	header;
+	KeyType    *key;
+} ArrayProbeContext;
+
+static bool
+ProbeOneElement(Datum value, void *context)
+{
+	ArrayProbeContext *probe = (ArrayProbeContext *) context;
+
+	return probe->header.key_kind != BF_KIND_NONE &&
+		qf_contains(QFilterData(probe->filter), &probe->header,
+					KeyFingerprint(&probe->header, probe->key, value));
+}
+
+/* qfilter_contains_all and qfilter_contains_any: as x = ALL/ANY (array). */
 static Datum
 ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	KeyType    *key = KeyOfArray(fcinfo, array);
-	QfHeader	header;
-	QFilter    *filter = ProbeQFilterArg(fcinfo, 0, &header);
-	ArrayIterator iterator;
-	Datum		value;
+	ArrayProbeContext probe;
+	bool		result;
 	bool		isnull;
-	bool		saw_null = false;
-	bool		decided = false;
 
-	QFilterCheckKey(&header, key);
-	iterator = array_create_iterator(array, 0, NULL);
-	while (array_iterate(iterator, &value, &isnull))
-	{
-		bool		present;
-
-		CHECK_FOR_INTERRUPTS();
-		if (isnull)
-		{
-			saw_null = true;
-			continue;
-		}
-		present = header.key_kind != BF_KIND_NONE &&
-			qf_contains(QFilterData(filter), &header, KeyFingerprint(&header, key, value));
-		if (present == stop_on)
-		{
-			decided = true;
-			break;
-		}
-	}
-	array_free_iterator(iterator);
-	if (!decided && saw_null)
+	probe.key = KeyOfArray(fcinfo, array);
+	probe.filter = ProbeQFilterArg(fcinfo, 0, &probe.header);
+	QFilterCheckKey(&probe.header, probe.key);
+	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
+	if (isnull)
 		PG_RETURN_NULL();
-	PG_RETURN_BOOL(decided ? stop_on : !stop_on);
+	PG_RETURN_BOOL(result);
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contains_all);

@@ -76,6 +76,7 @@ qfilter_main() {
 	check_arguments
 	ensure_prerequisites
 	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+	LIBRARY_AT_START=$(library_id)
 	trap cleanup EXIT
 	trap 'exit 130' INT
 	trap 'exit 143' TERM HUP
