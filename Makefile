@@ -6,11 +6,11 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o
+	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment planner aggregates qfilter spill errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates qfilter bloomindex spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8

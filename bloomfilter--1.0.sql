@@ -647,3 +647,42 @@ CREATE AGGREGATE qfilter_union_agg(qfilter) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE qfilter_union_agg(qfilter) IS 'multiset sum of filters with the same parameters';
+
+-- =====================================================================
+-- The bloomfilter index: a filter PostgreSQL keeps current on every write
+-- =====================================================================
+
+CREATE FUNCTION bloomfilter_index_handler(internal) RETURNS index_am_handler
+	AS 'MODULE_PATHNAME' LANGUAGE C;
+COMMENT ON FUNCTION bloomfilter_index_handler(internal) IS 'handler of the bloomfilter index access method';
+CREATE ACCESS METHOD bloomfilter TYPE INDEX HANDLER bloomfilter_index_handler;
+COMMENT ON ACCESS METHOD bloomfilter IS 'Bloom filter of one key column, kept current on every insert; probed with bloom_index_contains';
+
+-- One operator class for every non-array type: the index is never scanned,
+-- so it needs no operators; keys are hashed by the extension's own rules.
+CREATE OPERATOR CLASS bloomfilter_ops DEFAULT FOR TYPE anynonarray USING bloomfilter AS
+	STORAGE anynonarray;
+COMMENT ON OPERATOR CLASS bloomfilter_ops USING bloomfilter IS 'keys of every non-array type, hashed as bloom hashes them';
+COMMENT ON OPERATOR FAMILY bloomfilter_ops USING bloomfilter IS 'keys of every non-array type, hashed as bloom hashes them';
+
+-- Volatile: they read the index as it is now, not as of a snapshot.
+CREATE FUNCTION bloom_index_contains(index regclass, value anycompatible) RETURNS boolean
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_index_contains(regclass, anycompatible) IS 'false if no row of the indexed table has the key; true if one may';
+CREATE FUNCTION bloom_index_filter(index regclass) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_index_filter(regclass) IS 'the index as a bloom value, with the same answers';
+CREATE FUNCTION bloom_index_info(index regclass,
+	OUT capacity bigint,
+	OUT target_fpr double precision,
+	OUT inserted bigint,
+	OUT fill_ratio double precision,
+	OUT estimated_fpr double precision,
+	OUT segments integer,
+	OUT bytes bigint,
+	OUT deleted_since_build bigint)
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_index_info(regclass) IS 'size, fill and estimates of a bloomfilter index, and rows deleted since its build';
+CREATE FUNCTION bloom_index_verify(index regclass) RETURNS bigint
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_index_verify(regclass) IS 'checks that every live row''s key is in the index; returns the keys checked';

@@ -33,12 +33,14 @@
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
+void		BloomIndexDefineOptions(void);
 
-/* Module load: the settings. */
+/* Module load: the settings and the index's options. */
 void
 _PG_init(void)
 {
 	HandOverDefineSettings();
+	BloomIndexDefineOptions();
 }
 
 #define BLOOM_TEXT_PREFIX		"bloom:"

@@ -399,14 +399,12 @@ KeyTypeSetEnvironment(KeyType *key, Oid basetype, Oid collation)
 
 /*
  * Whether typid is one of the extension's filter types, bloom or qfilter:
- * a type of that name in the schema of the extension's function being
- * called (all of its objects share one).
+ * a type of that name in the extension's schema (namespace), which all of
+ * its objects share.
  */
 static bool
-IsFilterType(Oid typid, FunctionCallInfo fcinfo)
+IsFilterType(Oid typid, Oid namespace)
 {
-	Oid			namespace = get_func_namespace(fcinfo->flinfo->fn_oid);
-
 	if (!OidIsValid(namespace))
 		return false;
 	return typid == GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
@@ -420,8 +418,7 @@ IsFilterType(Oid typid, FunctionCallInfo fcinfo)
  * lookups happen here, once per call site, never per value.
  */
 static void
-KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
-			 MemoryContext mcxt)
+KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContext mcxt)
 {
 	Oid			basetype = getBaseType(typid);
 
@@ -433,7 +430,7 @@ KeyTypeSetup(KeyType *key, FunctionCallInfo fcinfo, Oid typid, Oid collation,
 				 errdetail("Values equal under such a collation have different bytes, so a filter could not find them."),
 				 errhint("Apply a deterministic collation to the value, for example COLLATE \"C\".")));
 
-	if (IsFilterType(basetype, fcinfo))
+	if (IsFilterType(basetype, namespace))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("%s values cannot be keys of a filter", format_type_be(basetype)),
@@ -510,8 +507,15 @@ KeyType *
 KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid)
 {
 	if (key->typid != typid || key->collation != PG_GET_COLLATION())
-		KeyTypeSetup(key, fcinfo, typid, PG_GET_COLLATION(),
-					 fcinfo->flinfo->fn_mcxt);
+		KeyTypeSetup(key, get_func_namespace(fcinfo->flinfo->fn_oid), typid,
+					 PG_GET_COLLATION(), fcinfo->flinfo->fn_mcxt);
+	return key;
+}
+
+KeyType *
+KeyTypeForColumn(KeyType *key, Oid typid, Oid collation, Oid namespace, MemoryContext mcxt)
+{
+	KeyTypeSetup(key, namespace, typid, collation, mcxt);
 	return key;
 }
 

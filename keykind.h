@@ -43,6 +43,14 @@ extern BF_HIDDEN KeyType *KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid 
  */
 extern BF_HIDDEN bool KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation);
 
+/*
+ * The key type of an index column of type typid under collation, outside
+ * any function call (the index access method); namespace is the
+ * extension's schema, whose filter types are refused as keys.
+ */
+extern BF_HIDDEN KeyType *KeyTypeForColumn(KeyType *key, Oid typid, Oid collation,
+										   Oid namespace, MemoryContext mcxt);
+
 /* The same for argument argno, whose type is fixed per call site. */
 extern BF_HIDDEN KeyType *KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno);
 

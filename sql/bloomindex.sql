@@ -1,0 +1,121 @@
+-- The bloomfilter index: built from the table, kept current by inserts,
+-- probed and snapshotted by functions, never used for scans; expression and
+-- partial indexes; options; errors and permissions.
+\set VERBOSITY default
+
+CREATE TABLE bi_users (id bigint, email text, active boolean);
+INSERT INTO bi_users
+SELECT g, 'User' || g || '@Example.org', g % 2 = 0 FROM generate_series(1, 20000) g;
+ANALYZE bi_users;
+
+CREATE INDEX bi_id_guard ON bi_users USING bloomfilter (id) WITH (capacity = 30000, fpr = 0.01);
+SELECT capacity, target_fpr, inserted, segments, deleted_since_build
+FROM bloom_index_info('bi_id_guard');
+
+-- present keys are found, through every number type; absent ones mostly not
+SELECT bloom_index_contains('bi_id_guard', 42) AS int4_key,
+       bloom_index_contains('bi_id_guard', 42::bigint) AS int8_key,
+       bloom_index_contains('bi_id_guard', 42.0) AS numeric_key,
+       bloom_index_contains('bi_id_guard', NULL::int) IS NULL AS null_key;
+SELECT count(*) FILTER (WHERE NOT bloom_index_contains('bi_id_guard', id)) AS false_negatives
+FROM bi_users;
+SELECT count(*) FILTER (WHERE bloom_index_contains('bi_id_guard', g)) < 0.02 * 20000 AS rate_ok
+FROM generate_series(1000001, 1020000) g;
+
+-- the snapshot is the bloom value bloom_agg builds from the same keys
+SELECT bloom_index_filter('bi_id_guard') = (SELECT bloom_agg(id, 30000, 0.01) FROM bi_users)
+       AS snapshot_equals_agg;
+
+-- inserts reach the index at once, in the inserting transaction too
+BEGIN;
+INSERT INTO bi_users VALUES (5000001, 'new@example.org', true);
+SELECT bloom_index_contains('bi_id_guard', 5000001) AS seen_by_own_transaction;
+COMMIT;
+INSERT INTO bi_users SELECT g, 'n' || g, true FROM generate_series(6000001, 6001000) g;
+UPDATE bi_users SET id = 7000001 WHERE id = 1;
+SELECT bloom_index_contains('bi_id_guard', 6000500) AS inserted_key,
+       bloom_index_contains('bi_id_guard', 7000001) AS updated_key,
+       bloom_index_filter('bi_id_guard') @> 6000500::bigint AS in_snapshot;
+SELECT inserted FROM bloom_index_info('bi_id_guard');
+SELECT bloom_index_verify('bi_id_guard') AS live_keys_checked;
+-- aborted keys may stay: only false positives
+BEGIN;
+INSERT INTO bi_users VALUES (8000001, 'gone', true);
+ROLLBACK;
+SELECT bloom_index_contains('bi_id_guard', 8000001) AS aborted_key_may_stay;
+
+-- VACUUM counts the keys of rows that are gone, for deciding on REINDEX
+DELETE FROM bi_users WHERE id <= 1000;
+VACUUM bi_users;
+SELECT deleted_since_build FROM bloom_index_info('bi_id_guard');
+REINDEX INDEX bi_id_guard;
+SELECT inserted, deleted_since_build FROM bloom_index_info('bi_id_guard');
+SELECT bloom_index_verify('bi_id_guard') AS live_keys_checked;
+
+-- options: the size follows them after a rebuild
+ALTER INDEX bi_id_guard SET (fpr = 0.001);
+REINDEX INDEX bi_id_guard;
+SELECT capacity, target_fpr FROM bloom_index_info('bi_id_guard');
+-- without a capacity, the build sizes for the table's rows
+CREATE INDEX bi_auto ON bi_users USING bloomfilter (id);
+SELECT capacity >= 20000 AS sized_for_table, target_fpr FROM bloom_index_info('bi_auto');
+DROP INDEX bi_auto;
+
+-- expression and partial indexes
+CREATE INDEX bi_email_guard ON bi_users USING bloomfilter (lower(email)) WHERE active;
+SELECT bloom_index_contains('bi_email_guard', 'user2002@example.org') AS active_row,
+       bloom_index_contains('bi_email_guard', 'User2002@Example.org') AS other_case,
+       bloom_index_contains('bi_email_guard', 'user2001@example.org') AS inactive_row;
+SELECT bloom_index_verify('bi_email_guard') AS active_keys_checked;
+-- concurrently too, and on an unlogged table
+CREATE INDEX CONCURRENTLY bi_concurrent ON bi_users USING bloomfilter (email);
+SELECT bloom_index_contains('bi_concurrent', 'User2002@Example.org') AS found,
+       bloom_index_contains('bi_concurrent', 'User2@Example.org') AS deleted_before_build;
+CREATE UNLOGGED TABLE bi_unlogged (k int);
+CREATE INDEX bi_unlogged_k ON bi_unlogged USING bloomfilter (k);
+INSERT INTO bi_unlogged VALUES (7);
+SELECT bloom_index_contains('bi_unlogged_k', 7) AS unlogged_found;
+
+-- never used for a scan
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT * FROM bi_users WHERE id = 5;
+RESET enable_seqscan;
+
+-- errors
+\set VERBOSITY sqlstate
+CREATE INDEX ON bi_users USING bloomfilter (id, email);
+CREATE INDEX ON bi_users USING bloomfilter (id) WITH (fpr = 0.9);
+CREATE INDEX ON bi_users USING bloomfilter (id) WITH (capacity = -1);
+CREATE INDEX ON bi_users USING bloomfilter (id) WITH (colour = 1);
+SELECT bloom_index_contains('bi_id_guard', 'x'::text);
+SELECT bloom_index_contains('bi_users', 1);
+CREATE INDEX bi_btree ON bi_users (id);
+SELECT bloom_index_contains('bi_btree', 1);
+SELECT bloom_index_filter('bi_btree');
+CREATE TYPE bi_mood AS ENUM ('ok');
+CREATE TABLE bi_moods (m bi_mood);
+CREATE INDEX ON bi_moods USING bloomfilter (m);
+-- reading the index needs SELECT on its table
+CREATE ROLE bi_reader;
+SET ROLE bi_reader;
+SELECT bloom_index_contains('bi_id_guard', 1);
+SELECT bloom_index_filter('bi_id_guard');
+SELECT * FROM bloom_index_info('bi_id_guard');
+SELECT bloom_index_verify('bi_id_guard');
+RESET ROLE;
+GRANT SELECT ON bi_users TO bi_reader;
+SET ROLE bi_reader;
+SELECT bloom_index_contains('bi_id_guard', 2002) AS granted;
+RESET ROLE;
+\set VERBOSITY default
+SELECT bloom_index_contains('bi_users', 1);
+SELECT bloom_index_contains('bi_btree', 1);
+REVOKE SELECT ON bi_users FROM bi_reader;
+SET ROLE bi_reader;
+SELECT bloom_index_contains('bi_id_guard', 1);
+RESET ROLE;
+
+DROP TABLE bi_users, bi_unlogged, bi_moods;
+DROP TYPE bi_mood;
+REVOKE ALL ON SCHEMA public FROM bi_reader;
+DROP ROLE bi_reader;
