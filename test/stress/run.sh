@@ -1,7 +1,8 @@
 #!/bin/bash
 # run.sh: the stress tests of bloomfilter: concurrency, crash recovery,
-# memory and the cookbook's sync recipes under concurrent inserts, each in
-# its own throwaway cluster on 127.0.0.1 (ports 5511-5514).
+# memory, the cookbook's sync recipes under concurrent inserts, and the
+# bloomfilter index (crash, standby), each in its own throwaway cluster on
+# 127.0.0.1 (ports 5511-5516).
 #
 # Run as root on a machine where the extension is installed (CI runs it
 # after scripts/test.sh); installs the server of pg_config's PostgreSQL
@@ -18,6 +19,7 @@ STRESS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$STRESS_DIR/crash.sh"
 . "$STRESS_DIR/memory.sh"
 . "$STRESS_DIR/recipes.sh"
+. "$STRESS_DIR/index.sh"
 
 # A signal still ends with the counts line, and exits so that the EXIT
 # trap cleans up.
@@ -42,6 +44,7 @@ main() {
 	run_crash
 	run_memory
 	run_recipes
+	run_index
 	echo "# stress tests took $((SECONDS - started)) s"
 	finish
 }
