@@ -45,6 +45,7 @@
 #include "utils/rel.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 
 #include "bloomvalue.h"
 #include "keykind.h"
@@ -591,37 +592,6 @@ OpenIndexForReading(Oid indexoid)
 	return index;
 }
 
-PG_FUNCTION_INFO_V1(bloom_index_contains);
-/* bloom_index_contains(index, value): false if no row has the key. */
-Datum
-bloom_index_contains(PG_FUNCTION_ARGS)
-{
-	Relation	index = OpenIndexForReading(PG_GETARG_OID(0));
-	KeyType    *key;
-	BfHeader	header;
-	BlockNumber pageno;
-	uint32		slot;
-	uint64		hash;
-	Buffer		buffer;
-	bool		present;
-
-	if (fcinfo->flinfo->fn_extra == NULL)
-		fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
-														  sizeof(KeyType));
-	key = KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1);
-	ReadMeta(index, &header);
-	CheckKeyKind(&header, key);
-	hash = KeyHash(key, PG_GETARG_DATUM(1), header.seed, header.version);
-	BlockOfHash(&header, hash, &pageno, &slot);
-	buffer = ReadBuffer(index, pageno);
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
-							hash, header.k);
-	UnlockReleaseBuffer(buffer);
-	index_close(index, AccessShareLock);
-	PG_RETURN_BOOL(present);
-}
-
 /* The index as a bloom value: its header, then its blocks in order. */
 static Bloom *
 IndexSnapshot(Relation index)
@@ -649,6 +619,102 @@ IndexSnapshot(Relation index)
 		UnlockReleaseBuffer(buffer);
 	}
 	return bloom;
+}
+
+/*
+ * What a call site of bloom_index_contains keeps.  A scan that probes many
+ * rows reads the whole index into memory once, as a probe of a stored
+ * bloom value detoasts it once: after as many probes as the index has
+ * pages, copying it costs less than going on through the buffer manager.
+ * The copy serves the rest of the command only, the view MVCC gives it: a
+ * later command, or a later transaction of a procedure, reads the index
+ * anew, and sees the keys inserted since.
+ */
+typedef struct IndexProbeCache
+{
+	KeyType		key;
+	Oid			indexoid;
+	TimestampTz xact_start;		/* the command the counts and copy belong to */
+	TimestampTz statement_start;
+	CommandId	command;
+	uint64		probes;
+	Bloom	   *copy;
+	BfHeader	header;			/* the copy's */
+} IndexProbeCache;
+
+static bool
+SameCommand(const IndexProbeCache *cache)
+{
+	return cache->xact_start == GetCurrentTransactionStartTimestamp() &&
+		cache->statement_start == GetCurrentStatementStartTimestamp() &&
+		cache->command == GetCurrentCommandId(false);
+}
+
+static void
+StartCommand(IndexProbeCache *cache, Oid indexoid)
+{
+	if (cache->copy != NULL)
+		pfree(cache->copy);
+	cache->copy = NULL;
+	cache->probes = 0;
+	cache->indexoid = indexoid;
+	cache->xact_start = GetCurrentTransactionStartTimestamp();
+	cache->statement_start = GetCurrentStatementStartTimestamp();
+	cache->command = GetCurrentCommandId(false);
+}
+
+PG_FUNCTION_INFO_V1(bloom_index_contains);
+/* bloom_index_contains(index, value): false if no row has the key. */
+Datum
+bloom_index_contains(PG_FUNCTION_ARGS)
+{
+	Oid			indexoid = PG_GETARG_OID(0);
+	IndexProbeCache *cache = (IndexProbeCache *) fcinfo->flinfo->fn_extra;
+	KeyType    *key;
+	Relation	index;
+	BfHeader	header;
+	BlockNumber pageno;
+	uint32		slot;
+	uint64		hash;
+	Buffer		buffer;
+	bool		present;
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IndexProbeCache));
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	key = KeyTypeForArg(&cache->key, fcinfo, 1);
+	if (cache->indexoid != indexoid || !SameCommand(cache))
+		StartCommand(cache, indexoid);
+	if (cache->copy != NULL)
+	{
+		hash = KeyHash(key, PG_GETARG_DATUM(1), cache->header.seed, cache->header.version);
+		PG_RETURN_BOOL(bf_test_hash(bf_bits(BloomData(cache->copy)), cache->header.nblocks,
+									cache->header.k, hash));
+	}
+
+	/* the lock stays to the end of the transaction, as a scan's would */
+	index = OpenIndexForReading(indexoid);
+	ReadMeta(index, &header);
+	CheckKeyKind(&header, key);
+	if (++cache->probes > header.nblocks / BLOCKS_PER_PAGE + 1)
+	{
+		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+
+		cache->copy = IndexSnapshot(index);
+		MemoryContextSwitchTo(old);
+		BloomReadHeader(cache->copy, &cache->header);
+	}
+	hash = KeyHash(key, PG_GETARG_DATUM(1), header.seed, header.version);
+	BlockOfHash(&header, hash, &pageno, &slot);
+	buffer = ReadBuffer(index, pageno);
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
+							hash, header.k);
+	UnlockReleaseBuffer(buffer);
+	index_close(index, NoLock);
+	PG_RETURN_BOOL(present);
 }
 
 PG_FUNCTION_INFO_V1(bloom_index_filter);

@@ -38,6 +38,47 @@ SELECT bloom_index_contains('bi_id_guard', 6000500) AS inserted_key,
        bloom_index_filter('bi_id_guard') @> 6000500::bigint AS in_snapshot;
 SELECT inserted FROM bloom_index_info('bi_id_guard');
 SELECT bloom_index_verify('bi_id_guard') AS live_keys_checked;
+-- a call site that probes more than the index has pages copies it for the
+-- rest of the command; a later command (after an insert) reads it anew
+CREATE FUNCTION bi_insert_then_probe(n int) RETURNS int LANGUAGE plpgsql AS $$
+DECLARE
+	missed int := 0;
+BEGIN
+	FOR i IN 1..n LOOP
+		INSERT INTO bi_users VALUES (9100000 + i, 'p', true);
+		-- one call site, one command: the later probes use the copy
+		FOR j IN 1..10 LOOP
+			IF NOT bloom_index_contains('bi_id_guard', 9100000 + i) THEN
+				missed := missed + 1;
+			END IF;
+		END LOOP;
+	END LOOP;
+	RETURN missed;
+END
+$$;
+SELECT bi_insert_then_probe(300) AS missed_in_function;
+CREATE PROCEDURE bi_commit_then_probe(n int) LANGUAGE plpgsql AS $$
+DECLARE
+	missed int := 0;
+BEGIN
+	FOR i IN 1..n LOOP
+		PERFORM bloom_index_contains('bi_id_guard', g) FROM generate_series(1, 50) g;
+		INSERT INTO bi_users VALUES (9200000 + i, 'q', true);
+		COMMIT;
+		FOR j IN 1..10 LOOP
+			IF NOT bloom_index_contains('bi_id_guard', 9200000 + i) THEN
+				missed := missed + 1;
+			END IF;
+		END LOOP;
+	END LOOP;
+	RAISE NOTICE 'missed across transactions: %', missed;
+END
+$$;
+CALL bi_commit_then_probe(100);
+DELETE FROM bi_users WHERE id > 9100000;
+DROP FUNCTION bi_insert_then_probe(int);
+DROP PROCEDURE bi_commit_then_probe(int);
+
 -- aborted keys may stay: only false positives
 BEGIN;
 INSERT INTO bi_users VALUES (8000001, 'gone', true);
