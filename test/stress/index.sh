@@ -2,6 +2,8 @@
 # index under 8 pgbench writers and a reader, an immediate stop in the
 # middle of the writes, and a streaming standby on the loopback.
 #
+# Redo runs with wal_consistency_checking, which compares every page it
+# rebuilds from the index's WAL records with the page the primary wrote.
 # After each event every committed key must be in the index: on the primary
 # bloom_index_verify checks each live row's key; on the standby, after it
 # has replayed the primary's WAL, a probe of every row's key must say
@@ -86,6 +88,12 @@ run_index() {
 		not_ok "index: cluster with the extension and an indexed table set up"
 		return
 	fi
+	# Each generic WAL record then carries the page as written, and redo
+	# (crash recovery, the standby) stops with FATAL if it rebuilds another.
+	check "index: wal_consistency_checking = generic on the primary (the standby inherits it)" \
+		int_eq "$(db "$name" "ALTER SYSTEM SET wal_consistency_checking = 'generic'" >/dev/null;
+			db "$name" "SELECT pg_reload_conf()::int")" 1
+
 	index_writes_and_crash "$name"
 	index_standby "$name"
 	drop_cluster "$name"

@@ -1,0 +1,132 @@
+#!/bin/bash
+# bench/bloomindex.sh: measures the bloomfilter index's contract (issue #19)
+# against baselines in the same run, and prints run.sh's table.
+#
+#   bash bench/bloomindex.sh [N]   N = rows of the indexed table and of the
+#                                  probe scan (default 1000000)
+#
+# Uses run.sh's cluster, round-robin timing and report (see there for
+# BENCH_RUNS, BENCH_POINT_RUNS and BENCH_CPU), with its own data:
+#   - extra WAL of a single-row INSERT into a table whose only index is a
+#     bloomfilter index, once its pages are in the WAL since the checkpoint,
+#     against the same table without an index: <= 150 bytes;
+#   - extra time of such INSERTs against a btree index's extra: <= 1x;
+#   - a probe scan of N rows through bloom_index_contains against
+#     bloom_contains on the index's snapshot: <= 2x, and an index-only btree
+#     probe of the same keys in a nested loop against it: >= 3x;
+#   - a point probe in its own statement against the same statement shape
+#     without a filter: <= 20 us more.
+set -u
+
+BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=bench/run.sh
+source "$BENCH_DIR/run.sh" "${1:-1000000}"
+
+INSERTS=20000
+WAL_INSERTS=5000
+
+load_index_data() {
+	"${PSQL[@]}" >/dev/null <<-EOF || die "loading the index data failed"
+		CREATE EXTENSION bloomfilter;
+		SELECT setseed(0.42);
+		CREATE TABLE users (id bigint NOT NULL);
+		INSERT INTO users SELECT g FROM generate_series(1, $N) g;
+		CREATE INDEX users_guard ON users USING bloomfilter (id) WITH (capacity = $((N * 2)));
+		ALTER TABLE users ADD PRIMARY KEY (id);
+		CREATE TABLE probes (k bigint NOT NULL);
+		INSERT INTO probes SELECT CASE WHEN random() < 0.1 THEN 1 + floor(random() * $N)::bigint
+		                               ELSE 1000000000 + floor(random() * 1e12)::bigint END
+		  FROM generate_series(1, $N);
+		CREATE TABLE snapshots AS SELECT bloom_index_filter('users_guard') AS f;
+		CREATE TABLE ins_none (k bigint);
+		CREATE TABLE ins_bloom (k bigint);
+		CREATE INDEX ins_bloom_guard ON ins_bloom USING bloomfilter (k) WITH (capacity = 1000000);
+		CREATE TABLE ins_btree (k bigint);
+		CREATE INDEX ins_btree_k ON ins_btree (k);
+		VACUUM (FREEZE, ANALYZE);
+	EOF
+}
+
+define_index_queries() {
+	local loop="DO \$\$ BEGIN FOR i IN 1..$INSERTS LOOP INSERT INTO %s VALUES ((random() * 1e12)::bigint); END LOOP; END \$\$"
+	# shellcheck disable=SC2059
+	QUERY[ins_none]=$(printf "$loop" ins_none)
+	# shellcheck disable=SC2059
+	QUERY[ins_bloom]=$(printf "$loop" ins_bloom)
+	# shellcheck disable=SC2059
+	QUERY[ins_btree]=$(printf "$loop" ins_btree)
+	QUERY[scan_index]="SELECT count(*) FROM probes p WHERE bloom_index_contains('users_guard', p.k)"
+	QUERY[scan_snapshot]="SELECT count(*) FROM probes p WHERE bloom_contains((SELECT f FROM snapshots), p.k)"
+	QUERY[scan_btree]="SELECT count(*) FROM probes p WHERE EXISTS (SELECT 1 FROM users u WHERE u.id = p.k)"
+	SETTINGS[scan_btree]="SET enable_hashjoin = off; SET enable_mergejoin = off; SET enable_seqscan = off;"
+	QUERY[point_index]="SELECT bloom_index_contains('users_guard', 42::bigint)"
+	QUERY[point_none]="SELECT 42::bigint <> 0"
+}
+
+# WAL bytes of WAL_INSERTS single-row INSERT statements into a table, each
+# its own transaction as a client's would be, after a pass that puts every
+# index page into the WAL since the checkpoint.
+wal_per_insert() {
+	local table=$1 script=$WORK/wal-$1.sql start end
+	for ((i = 0; i < WAL_INSERTS; i++)); do
+		echo "INSERT INTO $table VALUES ((random() * 1e12)::bigint);"
+	done >"$script"
+	"${PSQL[@]}" -q -f "$script" >/dev/null || die "warming $table failed"
+	start=$(sql_value "SELECT pg_current_wal_insert_lsn()")
+	"${PSQL[@]}" -q -f "$script" >/dev/null || die "inserting into $table failed"
+	end=$(sql_value "SELECT pg_current_wal_insert_lsn()")
+	sql_value "SELECT pg_wal_lsn_diff('$end', '$start') / $WAL_INSERTS"
+}
+
+wal_and_inserts() {
+	local none bloom btree
+	sql_value "CHECKPOINT" >/dev/null
+	none=$(wal_per_insert ins_none)
+	bloom=$(wal_per_insert ins_bloom)
+	btree=$(wal_per_insert ins_btree)
+	value_row 19 "extra WAL per INSERT, bloomfilter index" "$(calc "$bloom - $none")" B "-" - "<= 150"
+	value_row 19 "extra WAL per INSERT, btree (for scale)" "$(calc "$btree - $none")" B "-" - ""
+	measure "$RUNS" ins_none ins_bloom ins_btree
+	none=$(median ins_none) bloom=$(median ins_bloom) btree=$(median ins_btree)
+	ratio_row 19 "extra time of $INSERTS INSERTs, bloomfilter" "$(calc "$bloom - $none")" ms \
+		"extra time, btree index" "$(calc "$btree - $none")" "<= 1"
+}
+
+probes() {
+	local index none
+	measure "$RUNS" scan_snapshot scan_index scan_btree
+	paired_row 19 "probe scan of $(keys_label "$N") rows, index" scan_index ms "bloom_contains on its snapshot" scan_snapshot "<= 2"
+	paired_row 19 "index-only btree probes, nested loop" scan_btree ms "probe scan, bloomfilter index" scan_index ">= 3"
+	measure "$POINT_RUNS" point_none point_index
+	index=$(median point_index) none=$(median point_none)
+	value_row 19 "point probe, extra over SELECT 42 <> 0" "$(calc "($index - $none) * 1000")" us "-" - "<= 20"
+}
+
+index_main() {
+	local started=$SECONDS
+	check_arguments
+	ensure_prerequisites
+	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+	LIBRARY_AT_START=$(library_id)
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
+	start_cluster
+	echo "loading data (N = $N) ..." >&2
+	load_index_data
+	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
+	define_index_queries
+	NOTES=()
+	: >"$WORK/times"
+	echo
+	table_header
+	wal_and_inserts
+	probes
+	echo
+	echo "targets: $PASSED passed, $FAILED failed"
+	printf '%s\n' "${NOTES[@]}"
+	print_machine
+	echo "runtime: $((SECONDS - started)) s"
+}
+
+index_main
