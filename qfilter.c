@@ -551,17 +551,6 @@ qf_compatible(const QfHeader *a, const QfHeader *b)
 		qf_universe(a) == qf_universe(b);
 }
 
-uint64_t
-qf_universe(const QfHeader *header)
-{
-	return home_slots(header) << header->r;
-}
-
-uint64_t
-qf_fingerprint(const QfHeader *header, uint64_t hash)
-{
-	return (uint64_t) (((unsigned __int128) hash * qf_universe(header)) >> 64);
-}
 
 /* ---------------------------------------------------------------------
  * The validator: every invariant the operations rely on, in one pass.

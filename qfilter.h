@@ -163,9 +163,21 @@ extern BF_HIDDEN void qf_init(uint8_t *value, const QfHeader *header);
 /* Same parameters: a union is defined (sizes may differ). */
 extern BF_HIDDEN bool qf_compatible(const QfHeader *a, const QfHeader *b);
 
-/* The fingerprint universe M and a hash's fingerprint in it. */
-extern BF_HIDDEN uint64_t qf_universe(const QfHeader *header);
-extern BF_HIDDEN uint64_t qf_fingerprint(const QfHeader *header, uint64_t hash);
+/*
+ * The fingerprint universe M and a hash's fingerprint in it; inline, as a
+ * probe computes one per row.
+ */
+static inline uint64_t
+qf_universe(const QfHeader *header)
+{
+	return ((uint64_t) header->home_blocks * QF_BLOCK_SLOTS) << header->r;
+}
+
+static inline uint64_t
+qf_fingerprint(const QfHeader *header, uint64_t hash)
+{
+	return (uint64_t) (((unsigned __int128) hash * qf_universe(header)) >> 64);
+}
 
 /*
  * Operations on fingerprints.  qf_insert adds one copy (QF_ERR_FULL if the

@@ -544,14 +544,44 @@ qfilter_count(PG_FUNCTION_ARGS)
 									 KeyFingerprint(&header, key, PG_GETARG_DATUM(1))));
 }
 
+/*
+ * Whether argument argno is the filter the call site cached, with its key
+ * kind checked: the same TOAST value or the same constant.  Per row in a
+ * scan, so kept to a few comparisons.
+ */
+static inline bool
+IsCheckedCachedFilter(FunctionCallInfo fcinfo, const QfCallCache *cache, int argno)
+{
+	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
+	struct varatt_external pointer;
+
+	if (cache == NULL || cache->filter == NULL || !cache->kind_checked)
+		return false;
+	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+		return raw == cache->constant;
+	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
+	return pointer.va_valueid == cache->valueid && pointer.va_toastrelid == cache->toastrelid;
+}
+
 /* Whether value (argument value_arg) may be in the filter (filter_arg). */
 static bool
 ProbeKey(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 {
-	KeyType    *key = KeyOfArg(fcinfo, value_arg);
+	QfCallCache *cache = (QfCallCache *) fcinfo->flinfo->fn_extra;
+	KeyType    *key;
 	QfHeader	header;
-	QFilter    *filter = ProbeQFilterArg(fcinfo, filter_arg, &header);
-	QfCallCache *cache = GetQfCallCache(fcinfo);
+	QFilter    *filter;
+
+	/* a scan over one stored filter: everything is known but the key */
+	if (IsCheckedCachedFilter(fcinfo, cache, filter_arg))
+		return cache->header.key_kind != BF_KIND_NONE &&
+			qf_contains(QFilterData(cache->filter), &cache->header,
+						KeyFingerprint(&cache->header, &cache->key,
+									   PG_GETARG_DATUM(value_arg)));
+
+	key = KeyOfArg(fcinfo, value_arg);
+	filter = ProbeQFilterArg(fcinfo, filter_arg, &header);
+	cache = GetQfCallCache(fcinfo);
 
 	/* a scan probes one cached filter with one key type: check once */
 	if (filter != cache->filter || !cache->kind_checked)
