@@ -117,10 +117,25 @@ CREATE INDEX bi_unlogged_k ON bi_unlogged USING bloomfilter (k);
 INSERT INTO bi_unlogged VALUES (7);
 SELECT bloom_index_contains('bi_unlogged_k', 7) AS unlogged_found;
 
--- never used for a scan
+-- never used for a scan, even with sequential scans disabled
+CREATE FUNCTION bi_plan_mentions(query text, name text) RETURNS boolean
+LANGUAGE plpgsql AS $$
+DECLARE
+	line text;
+BEGIN
+	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || query LOOP
+		IF line LIKE '%' || name || '%' THEN
+			RETURN true;
+		END IF;
+	END LOOP;
+	RETURN false;
+END
+$$;
 SET enable_seqscan = off;
-EXPLAIN (COSTS OFF) SELECT * FROM bi_users WHERE id = 5;
+SELECT bi_plan_mentions('SELECT * FROM bi_users WHERE id = 5', 'bi_id_guard') AS id_guard_in_plan,
+       bi_plan_mentions('SELECT * FROM bi_users WHERE id = 5', 'Seq Scan') AS seq_scan_in_plan;
 RESET enable_seqscan;
+DROP FUNCTION bi_plan_mentions(text, text);
 
 -- errors
 \set VERBOSITY sqlstate
