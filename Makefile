@@ -6,11 +6,11 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o
+	bloom_agg.o bloom_setagg.o bloom_growagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment planner aggregates qfilter bloomindex spill errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates growth qfilter bloomindex spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8
@@ -42,8 +42,8 @@ $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c sizing.c hashbuf.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c sizing.c hashbuf.c -lm
 
-test/unit/test_qfilter: test/unit/test_qfilter.c qfilter.c bloom.c $(CORE_HEADERS)
-	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_qfilter.c qfilter.c bloom.c -lm
+test/unit/test_qfilter: test/unit/test_qfilter.c qfilter.c bloom.c sizing.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_qfilter.c qfilter.c bloom.c sizing.c -lm
 
 .PHONY: unittest
 unittest: test/unit/test_bloom test/unit/test_qfilter

@@ -30,6 +30,7 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "sizing.h"
 
 #include <math.h>
 #include <string.h>
@@ -91,6 +92,12 @@ bf_status_message(BfStatus status)
 			return "Value is larger than a bloom filter can be (750000000 bytes)";
 		case BF_ERR_FPR_UNREACHABLE:
 			return "False-positive rate is below the lowest supported, 1e-18";
+		case BF_ERR_GROWTH:
+			return "Growth factor of a chained filter is out of range 2..16";
+		case BF_ERR_SEGMENTS:
+			return "Number of segments of a chained filter is out of range 1..32";
+		case BF_ERR_SEGMENT_SIZE:
+			return "Segment size does not match the chain's capacity and false-positive rate";
 	}
 	return "unknown status";
 }
@@ -165,9 +172,9 @@ bf_write_header(uint8_t *value, const BfHeader *header)
 	value[4] = header->k;
 	value[5] = header->key_kind;
 	value[6] = header->env_encoding;
-	value[7] = 0;
+	value[7] = bf_is_chain(header) ? header->growth : 0;
 	store_u32(value + 8, header->key_tag);
-	store_u32(value + 12, header->nblocks);
+	store_u32(value + 12, bf_is_chain(header) ? header->nsegments : header->nblocks);
 	store_u64(value + 16, header->seed);
 	store_u64(value + 24, header->capacity);
 	store_u64(value + 32, fpr_bits);
@@ -203,23 +210,38 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	fpr_bits = load_u64(value + 32);
 	memcpy(&header->fpr, &fpr_bits, sizeof(fpr_bits));
 	header->inserted = load_u64(value + 40);
+	header->growth = 0;
+	header->nsegments = 1;
 
 	if (header->version < BF_FORMAT_VERSION_MIN ||
 		header->version > BF_FORMAT_VERSION)
 		return BF_ERR_VERSION;
-	if (header->layout != BF_LAYOUT_BLOCKED512)
+	if (header->layout == BF_LAYOUT_CHAINED && header->version >= 2)
+	{
+		header->growth = value[7];
+		header->nsegments = header->nblocks;
+		header->nblocks = 0;
+		if (header->k != 0)
+			return BF_ERR_K;
+		if (header->growth < BF_MIN_GROWTH || header->growth > BF_MAX_GROWTH)
+			return BF_ERR_GROWTH;
+		if (header->nsegments < 1 || header->nsegments > BF_MAX_SEGMENTS)
+			return BF_ERR_SEGMENTS;
+	}
+	else if (header->layout != BF_LAYOUT_BLOCKED512)
 		return BF_ERR_LAYOUT;
-	if (header->k < 1 || header->k > BF_MAX_K)
+	else if (header->k < 1 || header->k > BF_MAX_K)
 		return BF_ERR_K;
+	else if (value[7] != 0)
+		return BF_ERR_RESERVED;
+	else if (header->nblocks < 1 || header->nblocks > BF_MAX_BLOCKS)
+		return BF_ERR_NBLOCKS;
 	if (header->key_kind > BF_KIND_LAST ||
 		(header->key_kind != BF_KIND_OTHER && header->key_tag != 0))
 		return BF_ERR_KIND;
-	if (value[7] != 0 ||
-		((header->version == 1 || header->key_kind != BF_KIND_OTHER) &&
-		 (header->env_encoding != 0 || header->env_locale != 0)))
+	if ((header->version == 1 || header->key_kind != BF_KIND_OTHER) &&
+		(header->env_encoding != 0 || header->env_locale != 0))
 		return BF_ERR_RESERVED;
-	if (header->nblocks < 1 || header->nblocks > BF_MAX_BLOCKS)
-		return BF_ERR_NBLOCKS;
 	if (header->capacity < 1)
 		return BF_ERR_CAPACITY;
 	if (!(header->fpr > 0.0 && header->fpr <= 0.5))
@@ -237,21 +259,34 @@ BfStatus
 bf_validate(const uint8_t *value, size_t len, BfHeader *header)
 {
 	BfStatus	status = bf_read_header(value, len, header);
+	BfSegment	segment;
 
+	if (status == BF_OK)
+		status = bf_check_segments(value, len, header);
 	if (status != BF_OK)
 		return status;
-	if (len != bf_value_bytes(header->nblocks))
-		return BF_ERR_LENGTH;
 
-	/*
-	 * A filter of no kind has never had a value added.  Were its kind byte
-	 * the only thing damaged, accepting it would make every probe "absent".
-	 */
-	if (header->key_kind == BF_KIND_NONE &&
-		(header->inserted != 0 ||
-		 bf_popcount(bf_bits_const(value),
-					 (size_t) header->nblocks * BF_BLOCK_BYTES) != 0))
-		return BF_ERR_EMPTY_HAS_BITS;
+	bf_segment_first(value, header, &segment);
+	do
+	{
+		BfSegment	planned;
+
+		if (bf_is_chain(header) &&
+			(bf_segment_plan(header, segment.index, &planned) != BF_OK ||
+			 planned.nblocks != segment.nblocks || planned.k != segment.k))
+			return BF_ERR_SEGMENT_SIZE;
+
+		/*
+		 * A filter of no kind has never had a value added.  Were its kind
+		 * byte the only thing damaged, accepting it would make every probe
+		 * "absent".
+		 */
+		if (header->key_kind == BF_KIND_NONE &&
+			(header->inserted != 0 || segment.inserted != 0 ||
+			 bf_popcount(value + segment.bits,
+						 (size_t) segment.nblocks * BF_BLOCK_BYTES) != 0))
+			return BF_ERR_EMPTY_HAS_BITS;
+	} while (bf_segment_next(value, header, &segment));
 	return BF_OK;
 }
 
@@ -276,7 +311,8 @@ bf_kinds_compatible(const BfHeader *a, const BfHeader *b)
  * Whether a and b may be unioned or intersected.  Capacity and target rate
  * must match too, though filters of different ones may share a geometry:
  * otherwise the result's header would depend on the order of the operands,
- * and a parallel union could differ from a serial one.
+ * and a parallel union could differ from a serial one.  Chains may differ
+ * in length: their segments are sized alike, one by one.
  */
 bool
 bf_compatible(const BfHeader *a, const BfHeader *b)
@@ -285,6 +321,7 @@ bf_compatible(const BfHeader *a, const BfHeader *b)
 		a->capacity == b->capacity &&
 		a->fpr == b->fpr &&
 		a->layout == b->layout &&
+		a->growth == b->growth &&
 		a->nblocks == b->nblocks &&
 		a->k == b->k &&
 		a->seed == b->seed &&
@@ -458,6 +495,257 @@ bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k, uint64_t hash)
 {
 	return bf_block_test(bits + (size_t) bf_block_of(hash, nblocks) * BF_BLOCK_BYTES,
 						 hash, k);
+}
+
+/* ---------------------------------------------------------------------
+ * Segments and chains
+ * ---------------------------------------------------------------------
+ */
+
+bool
+bf_is_chain(const BfHeader *header)
+{
+	return header->layout == BF_LAYOUT_CHAINED;
+}
+
+/* Reads the descriptor at offset into segment (index already set). */
+static void
+read_descriptor(const uint8_t *value, size_t offset, BfSegment *segment)
+{
+	segment->nblocks = load_u32(value + offset);
+	segment->k = value[offset + 4];
+	segment->inserted = load_u64(value + offset + 8);
+	segment->bits = offset + BF_SEGMENT_HEADER_SIZE;
+}
+
+BfStatus
+bf_check_segments(const uint8_t *value, size_t len, const BfHeader *header)
+{
+	size_t		offset = BF_HEADER_SIZE;
+
+	if (len > BF_MAX_VALUE_BYTES)
+		return BF_ERR_TOO_LARGE;
+	if (!bf_is_chain(header))
+		return len == bf_value_bytes(header->nblocks) ? BF_OK : BF_ERR_LENGTH;
+
+	for (uint32_t i = 0; i < header->nsegments; i++)
+	{
+		BfSegment	segment;
+
+		if (len - offset < BF_SEGMENT_HEADER_SIZE)
+			return BF_ERR_LENGTH;
+		read_descriptor(value, offset, &segment);
+		if (segment.k < 1 || segment.k > BF_MAX_K)
+			return BF_ERR_K;
+		if (segment.nblocks < 1 || segment.nblocks > BF_MAX_BLOCKS)
+			return BF_ERR_NBLOCKS;
+		if (value[offset + 5] != 0 || value[offset + 6] != 0 || value[offset + 7] != 0)
+			return BF_ERR_RESERVED;
+		if ((len - segment.bits) / BF_BLOCK_BYTES < segment.nblocks)
+			return BF_ERR_LENGTH;
+		offset = segment.bits + (size_t) segment.nblocks * BF_BLOCK_BYTES;
+	}
+	return offset == len ? BF_OK : BF_ERR_LENGTH;
+}
+
+/*
+ * Capacity grows by the growth factor and the rate halves, segment by
+ * segment: fpr/2 + fpr/4 + ... stays below fpr, and halving a double is
+ * exact, so every build computes the same sizes.
+ */
+BfStatus
+bf_segment_plan(const BfHeader *header, uint32_t index, BfSegment *segment)
+{
+	uint64_t	capacity = header->capacity;
+	double		fpr = header->fpr * 0.5;
+	BfSizing	sizing;
+	BfStatus	status;
+
+	for (uint32_t i = 0; i < index; i++)
+	{
+		if (capacity > UINT64_MAX / header->growth)
+			return BF_ERR_TOO_LARGE;
+		capacity *= header->growth;
+		fpr *= 0.5;
+	}
+	status = bf_size_for(capacity, fpr, &sizing);
+	if (status != BF_OK)
+		return status;
+	memset(segment, 0, sizeof(*segment));
+	segment->index = index;
+	segment->capacity = capacity;
+	segment->fpr = fpr;
+	segment->nblocks = sizing.nblocks;
+	segment->k = sizing.k;
+	return BF_OK;
+}
+
+/*
+ * A new chain's header, before its first segment: the caller appends that
+ * with bf_chain_next and bf_chain_append, as for every later one.
+ */
+BfStatus
+bf_chain_header(uint64_t capacity, double fpr, uint8_t growth, BfHeader *header)
+{
+	memset(header, 0, sizeof(*header));
+	header->version = BF_FORMAT_VERSION;
+	header->layout = BF_LAYOUT_CHAINED;
+	header->key_kind = BF_KIND_NONE;
+	header->capacity = capacity;
+	header->fpr = fpr;
+	header->growth = growth;
+	header->nsegments = 0;
+	if (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH)
+		return BF_ERR_GROWTH;
+	if (capacity < 1)
+		return BF_ERR_CAPACITY;
+	if (!(fpr > 0.0 && fpr <= 0.5))
+		return BF_ERR_FPR;
+	return BF_OK;
+}
+
+void
+bf_segment_first(const uint8_t *value, const BfHeader *header, BfSegment *segment)
+{
+	if (!bf_is_chain(header))
+	{
+		segment->index = 0;
+		segment->nblocks = header->nblocks;
+		segment->k = header->k;
+		segment->capacity = header->capacity;
+		segment->fpr = header->fpr;
+		segment->inserted = header->inserted;
+		segment->bits = BF_HEADER_SIZE;
+		return;
+	}
+	segment->index = 0;
+	segment->capacity = header->capacity;
+	segment->fpr = header->fpr * 0.5;
+	read_descriptor(value, BF_HEADER_SIZE, segment);
+}
+
+/* Steps to the next segment; false after the last. */
+bool
+bf_segment_next(const uint8_t *value, const BfHeader *header, BfSegment *segment)
+{
+	if (segment->index + 1 >= header->nsegments)
+		return false;
+	segment->index++;
+	segment->capacity = segment->capacity > UINT64_MAX / header->growth
+		? UINT64_MAX : segment->capacity * header->growth;
+	segment->fpr *= 0.5;
+	read_descriptor(value, segment->bits + (size_t) segment->nblocks * BF_BLOCK_BYTES,
+					segment);
+	return true;
+}
+
+void
+bf_segment_last(const uint8_t *value, const BfHeader *header, BfSegment *segment)
+{
+	bf_segment_first(value, header, segment);
+	while (bf_segment_next(value, header, segment))
+		;
+}
+
+/* A chain's segment count; a blocked value keeps its count in the header. */
+void
+bf_segment_store_inserted(uint8_t *value, const BfSegment *segment)
+{
+	store_u64(value + segment->bits - BF_SEGMENT_HEADER_SIZE + 8, segment->inserted);
+}
+
+BfStatus
+bf_chain_next(const BfHeader *header, size_t len, BfSegment *next, size_t *new_len)
+{
+	BfStatus	status;
+	size_t		more;
+
+	if (header->nsegments >= BF_MAX_SEGMENTS)
+		return BF_ERR_SEGMENTS;
+	status = bf_segment_plan(header, header->nsegments, next);
+	if (status != BF_OK)
+		return status;
+	more = BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES;
+	if (more > BF_MAX_VALUE_BYTES - len)
+		return BF_ERR_TOO_LARGE;
+	next->bits = len + BF_SEGMENT_HEADER_SIZE;
+	*new_len = len + more;
+	return BF_OK;
+}
+
+void
+bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *next)
+{
+	memset(value + len, 0, BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES);
+	store_u32(value + len, next->nblocks);
+	value[len + 4] = next->k;
+	header->nsegments++;
+	bf_write_header(value, header);
+}
+
+bool
+bf_filter_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
+{
+	BfSegment	segment;
+
+	bf_segment_first(value, header, &segment);
+	do
+	{
+		if (bf_test_hash(value + segment.bits, segment.nblocks, segment.k, hash))
+			return true;
+	} while (bf_segment_next(value, header, &segment));
+	return false;
+}
+
+/*
+ * A chain's adds, one by one: each first probes the whole chain, since a
+ * value already present must not take room in the last segment, or adding
+ * the same values again and again would grow the chain without end.
+ */
+static size_t
+chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, size_t n)
+{
+	BfSegment	last;
+	int			can_grow = -1;	/* not yet known */
+	size_t		taken = 0;
+
+	bf_segment_last(value, header, &last);
+	for (; taken < n; taken++)
+	{
+		uint64_t	hash = hashes[taken];
+
+		if (!bf_filter_test(value, header, hash))
+		{
+			if (last.inserted >= last.capacity && can_grow != 0)
+			{
+				BfSegment	next;
+				size_t		new_len;
+
+				can_grow = bf_chain_next(header, len, &next, &new_len) == BF_OK;
+				if (can_grow)
+					break;
+			}
+			block_add(value + last.bits + (size_t) bf_block_of(hash, last.nblocks) * BF_BLOCK_BYTES,
+					  hash, last.k);
+			last.inserted = bf_count_add(last.inserted, 1);
+		}
+		header->inserted = bf_count_add(header->inserted, 1);
+	}
+	bf_segment_store_inserted(value, &last);
+	bf_write_header(value, header);
+	return taken;
+}
+
+size_t
+bf_filter_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes,
+			  size_t n)
+{
+	if (bf_is_chain(header))
+		return chain_add(value, len, header, hashes, n);
+	bf_add_hashes(bf_bits(value), header->nblocks, header->k, hashes, n);
+	header->inserted = bf_count_add(header->inserted, n);
+	bf_write_header(value, header);
+	return n;
 }
 
 /* ---------------------------------------------------------------------

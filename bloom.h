@@ -68,6 +68,26 @@
  * under (both 0 for every other kind).  New filters are version 2; a
  * version 1 value keeps its version and its hashing when values are added.
  *
+ * Layout 2, a chain of segments (a scalable Bloom filter), needs version 2
+ * and reuses three header fields: k (offset 4) is zero, the reserved byte 7
+ * holds the growth factor (2..16) and offset 12 the number of segments
+ * (1..32).  Capacity is the first segment's, fpr the whole chain's target
+ * and inserted counts every value added.  The segments follow the header,
+ * each a 16-byte descriptor and its bit array:
+ *
+ *	offset	size	field
+ *	0		4		number of 64-byte blocks
+ *	4		1		k
+ *	5		3		reserved, must be zero
+ *	8		8		values this segment took (not already in the chain)
+ *	16		...		the bit array: nblocks * 64 bytes
+ *
+ * Segment i is sized (bf_size_for) for capacity * growth^i values at
+ * fpr / 2^(i + 1), so the whole chain stays below fpr however many it
+ * holds; the validator insists on exactly those sizes, which stands in for
+ * a checksum over the descriptors.  Values go to the last segment; when it
+ * has taken its capacity, a new segment starts.
+ *
  * Bit i of a block is bit (i % 8) of byte (i / 8), so the bit array has the
  * same bytes on every platform.  The header checksum exists because a flipped
  * bit in k, seed, layout or key kind would otherwise yield a filter that
@@ -78,6 +98,11 @@
 #define BF_FORMAT_VERSION	2		/* written by new filters */
 #define BF_FORMAT_VERSION_MIN 1	/* oldest still read */
 #define BF_LAYOUT_BLOCKED512 1
+#define BF_LAYOUT_CHAINED	2
+#define BF_SEGMENT_HEADER_SIZE 16
+#define BF_MAX_SEGMENTS		32
+#define BF_MIN_GROWTH		2
+#define BF_MAX_GROWTH		16
 #define BF_HEADER_SIZE		56
 #define BF_BLOCK_BYTES		64
 #define BF_BLOCK_BITS		512
@@ -137,7 +162,10 @@ typedef enum BfStatus
 	BF_ERR_FPR,
 	BF_ERR_EMPTY_HAS_BITS,
 	BF_ERR_TOO_LARGE,
-	BF_ERR_FPR_UNREACHABLE
+	BF_ERR_FPR_UNREACHABLE,
+	BF_ERR_GROWTH,
+	BF_ERR_SEGMENTS,
+	BF_ERR_SEGMENT_SIZE
 } BfStatus;
 
 /* The decoded header of a filter. */
@@ -150,12 +178,29 @@ typedef struct BfHeader
 	uint32_t	key_tag;
 	uint8_t		env_encoding;	/* v2, BF_KIND_OTHER: see the format above */
 	uint32_t	env_locale;
-	uint32_t	nblocks;
+	uint32_t	nblocks;		/* 0 for a chain: see its segments */
 	uint64_t	seed;
 	uint64_t	capacity;
 	double		fpr;
 	uint64_t	inserted;
+	uint8_t		growth;			/* chain only, else 0 */
+	uint32_t	nsegments;		/* 1 unless a chain */
 } BfHeader;
+
+/*
+ * One segment of a value.  A blocked value is a single segment that is the
+ * whole filter, so code that walks segments serves both layouts.
+ */
+typedef struct BfSegment
+{
+	uint32_t	index;
+	uint32_t	nblocks;
+	uint8_t		k;
+	uint64_t	capacity;
+	double		fpr;
+	uint64_t	inserted;
+	size_t		bits;			/* offset of its bit array in the value */
+} BfSegment;
 
 /* Describes a status for an error message. */
 extern BF_HIDDEN const char *bf_status_message(BfStatus status);
@@ -192,6 +237,55 @@ extern BF_HIDDEN void bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 						  const uint64_t *hashes, size_t n);
 extern BF_HIDDEN bool bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k,
 						 uint64_t hash);
+
+/*
+ * Segments.  bf_check_segments checks that the descriptors a header
+ * announces lie within len bytes and fill them exactly, which the walk
+ * relies on; bf_validate does it, and so must a reader of a stored value.
+ */
+extern BF_HIDDEN BfStatus bf_check_segments(const uint8_t *value, size_t len,
+											const BfHeader *header);
+extern BF_HIDDEN bool bf_is_chain(const BfHeader *header);
+extern BF_HIDDEN void bf_segment_first(const uint8_t *value, const BfHeader *header,
+									   BfSegment *segment);
+extern BF_HIDDEN bool bf_segment_next(const uint8_t *value, const BfHeader *header,
+									  BfSegment *segment);
+extern BF_HIDDEN void bf_segment_last(const uint8_t *value, const BfHeader *header,
+									  BfSegment *segment);
+extern BF_HIDDEN void bf_segment_store_inserted(uint8_t *value, const BfSegment *segment);
+
+/* The capacity, rate and size of segment index of a chain. */
+extern BF_HIDDEN BfStatus bf_segment_plan(const BfHeader *header, uint32_t index,
+										  BfSegment *segment);
+
+/*
+ * A new chain's header with no segment yet (BF_HEADER_SIZE bytes): its
+ * first segment is appended like every later one, below.
+ */
+extern BF_HIDDEN BfStatus bf_chain_header(uint64_t capacity, double fpr, uint8_t growth,
+										  BfHeader *header);
+
+/*
+ * Growth: the segment a chain of len bytes would append next and its
+ * length after that (BF_OK), or why it cannot grow; bf_chain_append writes
+ * the new, empty segment at the end of a value that has room for it.
+ */
+extern BF_HIDDEN BfStatus bf_chain_next(const BfHeader *header, size_t len,
+										BfSegment *next, size_t *new_len);
+extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t len,
+									  const BfSegment *next);
+
+/*
+ * Whole-value operations, either layout.  bf_filter_add adds hashes and
+ * writes the header; it returns how many it took, fewer than n only when a
+ * chain's last segment is full and the chain can grow: the caller appends
+ * a segment and calls again with the rest.  In a chain a hash already
+ * present takes no room (it counts only in the header's inserted).
+ */
+extern BF_HIDDEN bool bf_filter_test(const uint8_t *value, const BfHeader *header,
+									 uint64_t hash);
+extern BF_HIDDEN size_t bf_filter_add(uint8_t *value, size_t len, BfHeader *header,
+									  const uint64_t *hashes, size_t n);
 
 /* Set algebra over bit arrays of equal length. */
 extern BF_HIDDEN void bf_union_bits(uint8_t *dst, const uint8_t *src, size_t nbytes);

@@ -1113,7 +1113,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 	{
 		if (into->filter == NULL)
 			MaterializeFilter(into);
-		BloomCombineInto(into->filter, from->filter, true, false);
+		into->filter = BloomCombineInto(into->filter, from->filter, true, false);
 	}
 	if (into->capacity == 0)
 	{

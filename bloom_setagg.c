@@ -53,7 +53,7 @@ SetAggAdd(FunctionCallInfo fcinfo, bool is_union)
 	if (state == NULL)
 		state = NewSetAggState(PG_GETARG_BLOOM_P(1), aggcontext);
 	else
-		BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union, false);
+		state->filter = BloomCombineInto(state->filter, PG_GETARG_BLOOM_P(1), is_union, false);
 	PG_RETURN_POINTER(state);
 }
 
@@ -75,7 +75,7 @@ SetAggCombine(FunctionCallInfo fcinfo, bool is_union)
 	}
 	if (into == NULL)
 		PG_RETURN_POINTER(NewSetAggState(from->filter, aggcontext));
-	BloomCombineInto(into->filter, from->filter, is_union, false);
+	into->filter = BloomCombineInto(into->filter, from->filter, is_union, false);
 	PG_RETURN_POINTER(into);
 }
 

@@ -99,3 +99,9 @@ BloomArgForUpdate(FunctionCallInfo fcinfo, int argno, Datum *result)
 	*result = EOHPGetRWDatum(&expanded->hdr);
 	return expanded->flat;
 }
+
+void
+ExpandedBloomMoved(Datum result, Bloom *flat)
+{
+	ExpandedBloomOf(result)->flat = flat;
+}

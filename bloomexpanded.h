@@ -24,6 +24,12 @@ extern BF_HIDDEN Bloom *BloomArgForUpdate(FunctionCallInfo fcinfo, int argno,
 										  Datum *result);
 
 /*
+ * After a chain grew (BloomAddHashes moved its flat value), points the
+ * expanded value result, from BloomArgForUpdate, at the new one.
+ */
+extern BF_HIDDEN void ExpandedBloomMoved(Datum result, Bloom *flat);
+
+/*
  * The flat value inside an expanded bloom value, to read without copying
  * it; NULL when the datum is not expanded.
  */

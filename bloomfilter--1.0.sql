@@ -101,9 +101,12 @@ COMMENT ON FUNCTION bloom_add_support(internal) IS 'planner support of bloom_add
 -- Construction, adding and probing
 -- ---------------------------------------------------------------------
 
-CREATE FUNCTION bloom_empty(capacity bigint, fpr double precision DEFAULT 0.01) RETURNS bloom
+-- growth 0 is a filter of fixed size; 2..16 a chain that adds a segment
+-- growth times larger whenever its last is full (a scalable Bloom filter).
+CREATE FUNCTION bloom_empty(capacity bigint, fpr double precision DEFAULT 0.01,
+	growth integer DEFAULT 0) RETURNS bloom
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
-COMMENT ON FUNCTION bloom_empty(bigint, double precision) IS 'empty filter sized for capacity values at false-positive rate fpr';
+COMMENT ON FUNCTION bloom_empty(bigint, double precision, integer) IS 'empty filter sized for capacity values at false-positive rate fpr; with growth 2..16, one that grows by segments and stays within fpr';
 
 -- Not STRICT: adding NULL must return the filter, not lose it.
 CREATE FUNCTION bloom_add(bloom, anycompatible) RETURNS bloom
@@ -168,7 +171,9 @@ CREATE FUNCTION bloom_info(bloom,
 	OUT key_kind text,
 	OUT seed bigint,
 	OUT key_environment text,
-	OUT over_capacity boolean)
+	OUT over_capacity boolean,
+	OUT segments integer,
+	OUT growth integer)
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_info(bloom) IS 'parameters, fill and estimates of a filter';
 
@@ -334,6 +339,21 @@ CREATE AGGREGATE bloom_agg(anycompatible, bigint, double precision) (
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_agg(anycompatible, bigint, double precision) IS 'filter of fixed capacity and false-positive rate, built in one pass';
+
+-- No combine function: see bloom_growagg.c for why it never runs in parallel.
+CREATE FUNCTION bloom_agg_add_growing(internal, anycompatible, bigint, double precision, integer)
+	RETURNS internal
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_agg_add_growing(internal, anycompatible, bigint, double precision, integer) IS 'bloom_agg transition';
+CREATE FUNCTION bloom_agg_final_growing(internal) RETURNS bloom
+	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION bloom_agg_final_growing(internal) IS 'bloom_agg final function';
+CREATE AGGREGATE bloom_agg(anycompatible, bigint, double precision, integer) (
+	SFUNC = bloom_agg_add_growing, STYPE = internal,
+	FINALFUNC = bloom_agg_final_growing,
+	PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE bloom_agg(anycompatible, bigint, double precision, integer) IS 'filter that starts at capacity and grows by segments (growth 2..16) within false-positive rate fpr';
 
 CREATE FUNCTION bloom_union_agg_add(internal, bloom) RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;

@@ -229,12 +229,18 @@ bloom_hash_extended(PG_FUNCTION_ARGS)
  */
 
 PG_FUNCTION_INFO_V1(bloom_empty);
-/* bloom_empty(capacity, fpr): an empty filter sized for capacity values. */
+/*
+ * bloom_empty(capacity, fpr, growth): an empty filter sized for capacity
+ * values; with a growth factor, a chain that adds segments as it fills.
+ */
 Datum
 bloom_empty(PG_FUNCTION_ARGS)
 {
 	BfHeader	header;
+	int32		growth = PG_GETARG_INT32(2);
 
+	if (growth != 0)
+		PG_RETURN_BLOOM_P(BloomAllocChain(PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1), growth));
 	SizeFilter(PG_GETARG_INT64(0), PG_GETARG_FLOAT8(1), &header);
 	PG_RETURN_BLOOM_P(BloomAlloc(&header));
 }
@@ -261,8 +267,8 @@ bloom_add(PG_FUNCTION_ARGS)
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(bloom, &header);
 	CheckKeyKind(&header, key);
-	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
-	BloomWriteHeader(bloom, &header);
+	bloom = BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
+	ExpandedBloomMoved(result, bloom);
 	WarnIfOverfilled(bloom, &header);
 	PG_RETURN_DATUM(result);
 }
@@ -295,20 +301,20 @@ KeyTypeOfArray(FunctionCallInfo fcinfo, ArrayType *array)
 }
 
 /*
- * Adds a batch of hashes, header first: a filter changed in place must be
- * whole at every step, should a later value's hashing fail (bits without a
- * key kind would make the value invalid).
+ * Adds a batch of hashes.  A filter changed in place must be whole at
+ * every step, should a later value's hashing fail: the core writes bits
+ * and header together, and cannot fail in between.
  */
-static void
+static Bloom *
 AddPendingHashes(Bloom *bloom, BfHeader *header, const KeyType *key,
-				 const uint64 *hashes, int n)
+				 const uint64 *hashes, int n, Datum result)
 {
 	if (n == 0)
-		return;
+		return bloom;
 	KeyKindIntoHeader(header, key);
-	header->inserted = bf_count_add(header->inserted, n);
-	BloomWriteHeader(bloom, header);
-	bf_add_hashes(bf_bits(BloomData(bloom)), header->nblocks, header->k, hashes, n);
+	bloom = BloomAddHashes(bloom, header, hashes, n);
+	ExpandedBloomMoved(result, bloom);
+	return bloom;
 }
 
 PG_FUNCTION_INFO_V1(bloom_add_all);
@@ -352,12 +358,12 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		pending[npending++] = KeyHash(key, value, header.seed, header.version);
 		if (npending == lengthof(pending))
 		{
-			AddPendingHashes(bloom, &header, key, pending, npending);
+			bloom = AddPendingHashes(bloom, &header, key, pending, npending, result);
 			npending = 0;
 		}
 	}
 	array_free_iterator(iterator);
-	AddPendingHashes(bloom, &header, key, pending, npending);
+	bloom = AddPendingHashes(bloom, &header, key, pending, npending, result);
 	WarnIfOverfilled(bloom, &header);
 	PG_RETURN_DATUM(result);
 }
@@ -435,7 +441,7 @@ CombineTwo(FunctionCallInfo fcinfo, bool is_union)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(1));
 
 	result = PG_GETARG_BLOOM_P_COPY(0);
-	BloomCombineInto(result, PG_GETARG_BLOOM_P(1), is_union, true);
+	result = BloomCombineInto(result, PG_GETARG_BLOOM_P(1), is_union, true);
 	PG_RETURN_BLOOM_P(result);
 }
 
@@ -474,38 +480,37 @@ bloom_info(PG_FUNCTION_ARGS)
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
 	BfHeader	h;
 	TupleDesc	tupdesc;
-	Datum		values[16];
-	bool		nulls[16] = {0};
-	uint64		bits;
-	uint64		bits_set;
-	double		estimated_distinct;
+	Datum		values[18];
+	bool		nulls[18] = {0};
+	BloomEstimate e;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
 	BloomReadHeader(bloom, &h);
-	bits = (uint64) h.nblocks * BF_BLOCK_BITS;
-	bits_set = BloomBitsSet(bloom, &h);
+	BloomEstimates(bloom, &h, &e);
 
 	values[0] = Int32GetDatum(h.version);
-	values[1] = CStringGetTextDatum("blocked512");
-	values[2] = Int64GetDatum((int64) bits);
+	values[1] = CStringGetTextDatum(bf_is_chain(&h) ? "chained" : "blocked512");
+	values[2] = Int64GetDatum(ClampToInt64(e.bits));
 	values[3] = Int64GetDatum((int64) BloomDataLen(bloom));
-	values[4] = Int32GetDatum(h.k);
-	values[5] = Int64GetDatum(ClampToInt64(h.capacity));
+	values[4] = Int32GetDatum(e.k);
+	values[5] = Int64GetDatum(ClampToInt64(e.capacity));
 	values[6] = Float8GetDatum(h.fpr);
 	values[7] = Int64GetDatum(ClampToInt64(h.inserted));
-	values[8] = Int64GetDatum((int64) bits_set);
-	values[9] = Float8GetDatum((double) bits_set / (double) bits);
-	estimated_distinct = bf_estimate_cardinality(h.nblocks, h.k, bits_set);
-	values[10] = Float8GetDatum(estimated_distinct);
-	values[11] = Float8GetDatum(BloomEstimatedFpr(bloom, &h));
+	values[8] = Int64GetDatum(ClampToInt64(e.bits_set));
+	values[9] = Float8GetDatum((double) e.bits_set / (double) e.bits);
+	values[10] = Float8GetDatum(e.distinct);
+	values[11] = Float8GetDatum(e.fpr);
 	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
 	values[13] = Int64GetDatum((int64) h.seed);
 	if (h.env_encoding != 0 || h.env_locale != 0)
 		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
 	else
 		nulls[14] = true;
-	values[15] = BoolGetDatum(estimated_distinct > h.capacity * OVER_CAPACITY_MARGIN);
+	values[15] = BoolGetDatum(e.distinct > e.capacity * OVER_CAPACITY_MARGIN);
+	values[16] = Int32GetDatum((int32) h.nsegments);
+	values[17] = Int32GetDatum(h.growth);
+	nulls[17] = !bf_is_chain(&h);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }
 
@@ -517,8 +522,11 @@ bloom_cardinality(PG_FUNCTION_ARGS)
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
 	BfHeader	h;
 
+	BloomEstimate e;
+
 	BloomReadHeader(bloom, &h);
-	PG_RETURN_FLOAT8(bf_estimate_cardinality(h.nblocks, h.k, BloomBitsSet(bloom, &h)));
+	BloomEstimates(bloom, &h, &e);
+	PG_RETURN_FLOAT8(e.distinct);
 }
 
 PG_FUNCTION_INFO_V1(bloom_fpr);

@@ -798,7 +798,13 @@ bloom_index_info(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloom_index_info must return a record");
 	bloom = IndexSnapshot(index);
 	BloomReadHeader(bloom, &header);
-	bits_set = BloomBitsSet(bloom, &header);
+	bits_set = 0;
+	{
+		BloomEstimate e;
+
+		BloomEstimates(bloom, &header, &e);
+		bits_set = e.bits_set;
+	}
 	ReadDeadKeys(index, &vacuumed, &dead);
 	index_close(index, AccessShareLock);
 

@@ -63,8 +63,8 @@ BloomReadHeader(Bloom *bloom, BfHeader *header)
 	BfStatus	status = bf_read_header(BloomData(bloom), BloomDataLen(bloom),
 										header);
 
-	if (status == BF_OK && BloomDataLen(bloom) != bf_value_bytes(header->nblocks))
-		status = BF_ERR_LENGTH;
+	if (status == BF_OK)
+		status = bf_check_segments(BloomData(bloom), BloomDataLen(bloom), header);
 	if (status != BF_OK)
 		ReportCorruptValue(status);
 }
@@ -304,16 +304,82 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 	header->fpr = fpr;
 }
 
-/* Adds one value to a filter the caller owns, updating kind and count. */
-void
+/*
+ * A new, empty chain (bloom_empty with a growth factor): its first
+ * segment, planned for (capacity, fpr / 2).
+ */
+Bloom *
+BloomAllocChain(int64 capacity, double fpr, int32 growth)
+{
+	BfHeader	header;
+	BfHeader	unused;
+
+	if (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("bloom filter growth factor must be between %d and %d",
+						BF_MIN_GROWTH, BF_MAX_GROWTH),
+				 errdetail("The growth factor was %d; 0 makes a filter of fixed size.",
+						   growth)));
+	SizeFilter(capacity, fpr, &unused);	/* the parameters' own errors */
+	SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &header) != BF_OK)
+		elog(ERROR, "bloom chain parameters rejected after sizing");
+	return BloomGrowChain(NULL, &header);
+}
+
+/*
+ * A chain with one more segment, or NULL when it cannot grow.  bloom is
+ * resized in place (in its own memory context); NULL starts a new chain
+ * from header.
+ */
+Bloom *
+BloomGrowChain(Bloom *bloom, BfHeader *header)
+{
+	size_t		len = bloom != NULL ? BloomDataLen(bloom) : BF_HEADER_SIZE;
+	BfSegment	next;
+	size_t		new_len;
+
+	if (bf_chain_next(header, len, &next, &new_len) != BF_OK)
+		return NULL;
+	bloom = bloom != NULL ? repalloc(bloom, VARHDRSZ + new_len)
+		: palloc(VARHDRSZ + new_len);
+	SET_VARSIZE(bloom, VARHDRSZ + new_len);
+	bf_chain_append(BloomData(bloom), header, len, &next);
+	return bloom;
+}
+
+/*
+ * Adds hashes to a filter the caller owns, with the key kind already in
+ * the header; a chain grows when its last segment is full, so the result
+ * may be a new pointer (repalloc'd in bloom's own memory context).
+ */
+Bloom *
+BloomAddHashes(Bloom *bloom, BfHeader *header, const uint64 *hashes, size_t n)
+{
+	for (;;)
+	{
+		size_t		taken = bf_filter_add(BloomData(bloom), BloomDataLen(bloom),
+										  header, hashes, n);
+
+		if (taken == n)
+			return bloom;
+		bloom = BloomGrowChain(bloom, header);
+		if (bloom == NULL)
+			elog(ERROR, "bloom chain asked to grow and could not");
+		hashes += taken;
+		n -= taken;
+	}
+}
+
+/* Adds one value to a filter the caller owns; see BloomAddHashes. */
+Bloom *
 BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key, Datum value)
 {
 	uint64		hash = KeyHash(key, value, header->seed, header->version);
 
-	bf_add_hashes(bf_bits(BloomData(bloom)), header->nblocks, header->k,
-				  &hash, 1);
 	KeyKindIntoHeader(header, key);
-	header->inserted = bf_count_add(header->inserted, 1);
+	return BloomAddHashes(bloom, header, &hash, 1);
 }
 
 /* Whether the value may have been added. */
@@ -323,8 +389,8 @@ BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 {
 	if (header->key_kind == BF_KIND_NONE)
 		return false;			/* nothing was ever added */
-	return bf_test_hash(bf_bits(BloomData(bloom)), header->nblocks, header->k,
-						KeyHash(key, value, header->seed, header->version));
+	return bf_filter_test(BloomData(bloom), header,
+						  KeyHash(key, value, header->seed, header->version));
 }
 
 MemoryContext
@@ -348,11 +414,8 @@ AggregateMemoryContext(FunctionCallInfo fcinfo, const char *name)
 
 /* bf_union_bits or bf_intersect_bits, slice by slice. */
 static void
-CombineBits(Bloom *dst, Bloom *src, size_t nbytes, bool is_union)
+CombineBits(uint8 *to, const uint8 *from, size_t nbytes, bool is_union)
 {
-	uint8	   *to = bf_bits(BloomData(dst));
-	const uint8 *from = bf_bits(BloomData(src));
-
 	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
 	{
 		size_t		n = Min(BITS_BETWEEN_INTERRUPTS, nbytes - done);
@@ -365,11 +428,11 @@ CombineBits(Bloom *dst, Bloom *src, size_t nbytes, bool is_union)
 	}
 }
 
-uint64
-BloomBitsSet(Bloom *bloom, const BfHeader *header)
+static uint64
+SegmentBitsSet(Bloom *bloom, const BfSegment *segment)
 {
-	const uint8 *bits = bf_bits(BloomData(bloom));
-	size_t		nbytes = (size_t) header->nblocks * BF_BLOCK_BYTES;
+	const uint8 *bits = BloomData(bloom) + segment->bits;
+	size_t		nbytes = (size_t) segment->nblocks * BF_BLOCK_BYTES;
 	uint64		set = 0;
 
 	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
@@ -380,22 +443,55 @@ BloomBitsSet(Bloom *bloom, const BfHeader *header)
 	return set;
 }
 
-double
-BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
+static double
+SegmentEstimatedFpr(Bloom *bloom, const BfSegment *segment)
 {
-	const uint8 *bits = bf_bits(BloomData(bloom));
+	const uint8 *bits = BloomData(bloom) + segment->bits;
 	uint32		per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
 	double		sum = 0.0;
 
 	/* bf_estimate_fpr is a mean over blocks: sum the slices' weighted means */
-	for (uint32 first = 0; first < header->nblocks; first += per_slice)
+	for (uint32 first = 0; first < segment->nblocks; first += per_slice)
 	{
-		uint32		n = Min(per_slice, header->nblocks - first);
+		uint32		n = Min(per_slice, segment->nblocks - first);
 
 		CHECK_FOR_INTERRUPTS();
-		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, header->k) * n;
+		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, segment->k) * n;
 	}
-	return sum / header->nblocks;
+	return sum / segment->nblocks;
+}
+
+/* The whole value's estimates, summed over its segments. */
+void
+BloomEstimates(Bloom *bloom, const BfHeader *header, BloomEstimate *estimate)
+{
+	BfSegment	segment;
+	double		all_absent = 1.0;
+
+	memset(estimate, 0, sizeof(*estimate));
+	bf_segment_first(BloomData(bloom), header, &segment);
+	do
+	{
+		uint64		set = SegmentBitsSet(bloom, &segment);
+
+		estimate->bits = bf_count_add(estimate->bits,
+									  (uint64) segment.nblocks * BF_BLOCK_BITS);
+		estimate->bits_set += set;
+		estimate->capacity = bf_count_add(estimate->capacity, segment.capacity);
+		estimate->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
+		all_absent *= 1.0 - SegmentEstimatedFpr(bloom, &segment);
+		estimate->k = segment.k;
+	} while (bf_segment_next(BloomData(bloom), header, &segment));
+	estimate->fpr = 1.0 - all_absent;
+}
+
+double
+BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
+{
+	BloomEstimate estimate;
+
+	BloomEstimates(bloom, header, &estimate);
+	return estimate.fpr;
 }
 
 /*
@@ -420,13 +516,16 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 	static TimestampTz checked_statement = 0;
 	static uint64 checked_inserted = 0;
 	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	BfSegment	last;
 	double		load;
 	double		rate;
 
-	if (header->inserted <= header->capacity || warned_statement == statement)
+	/* only a chain's last segment takes values, and it grows while it can */
+	bf_segment_last(BloomData(bloom), header, &last);
+	if (last.inserted <= last.capacity || warned_statement == statement)
 		return;
-	load = (double) header->inserted / header->nblocks;
-	if (load < COUNT_BOUND_MAX_LOAD &&
+	load = (double) last.inserted / last.nblocks;
+	if (!bf_is_chain(header) && load < COUNT_BOUND_MAX_LOAD &&
 		bf_blocked_fpr(load, header->k) <= OVERFILL_RATE_FACTOR * header->fpr)
 		return;
 	if (checked_statement == statement &&
@@ -442,15 +541,24 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 			(errcode(ERRCODE_WARNING),
 			 errmsg("bloom filter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",
 					rate, rate / header->fpr, header->fpr),
-			 errdetail("It was sized for " UINT64_FORMAT " values and has had " UINT64_FORMAT " added.",
-					   header->capacity, header->inserted),
+			 bf_is_chain(header)
+			 ? errdetail("Its last segment, number %u, is as far as the chain can grow: it was sized for " UINT64_FORMAT " values and has taken " UINT64_FORMAT ".",
+						 last.index + 1, last.capacity, last.inserted)
+			 : errdetail("It was sized for " UINT64_FORMAT " values and has had " UINT64_FORMAT " added.",
+						 header->capacity, header->inserted),
 			 errhint("Rebuild it with a larger capacity; bloom_agg(value) sizes a filter for what it holds.")));
 }
 
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
-	appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
+	if (bf_is_chain(h))
+		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, growth %d, segments %u"
+						 ", seed " UINT64_FORMAT ", layout %d, key kind %s",
+						 h->capacity, h->fpr, h->growth, h->nsegments, h->seed,
+						 h->layout, KeyKindName(h->key_kind));
+	else
+		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
 					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
 					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
@@ -492,28 +600,81 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
 			 errmsg("cannot compute the %s of bloom filters with different parameters",
 					operation),
 			 errdetail_internal("%s", detail.data),
-			 errhint("Build every filter that will be combined with the same capacity and false-positive rate.")));
+			 errhint("Build every filter that will be combined with the same capacity, false-positive rate and growth factor.")));
+}
+
+/*
+ * A value's segments may be in different segments of another, so
+ * intersecting chains segment by segment could drop values both hold.
+ */
+static void
+CheckIntersectable(const BfHeader *a, const BfHeader *b)
+{
+	if (bf_is_chain(a) || bf_is_chain(b))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot compute the intersection of growing bloom filters"),
+				 errdetail("A value may sit in different segments of the two filters."),
+				 errhint("Intersect filters of fixed size (bloom_empty or bloom_agg without a growth factor).")));
+}
+
+/*
+ * Segment by segment: segment i of two chains with equal parameters has
+ * the same size.  Where src is longer, dst takes its extra segments as
+ * they are.  Returns dst, moved if it grew.
+ */
+static Bloom *
+UnionSegments(Bloom *dst, BfHeader *d, Bloom *src, const BfHeader *s)
+{
+	BfSegment	to;
+	BfSegment	from;
+	size_t		len = BloomDataLen(dst);
+
+	if (s->nsegments > d->nsegments)
+	{
+		dst = repalloc(dst, VARSIZE(src));
+		SET_VARSIZE(dst, VARSIZE(src));
+		memcpy(BloomData(dst) + len, BloomData(src) + len, BloomDataLen(src) - len);
+		d->nsegments = s->nsegments;
+	}
+	bf_segment_first(BloomData(dst), d, &to);
+	bf_segment_first(BloomData(src), s, &from);
+	do
+	{
+		if (to.bits >= len)
+			break;				/* the rest came from src whole */
+		CombineBits(BloomData(dst) + to.bits, BloomData(src) + from.bits,
+					(size_t) to.nblocks * BF_BLOCK_BYTES, true);
+		if (bf_is_chain(d))
+		{
+			to.inserted = bf_count_add(to.inserted, from.inserted);
+			bf_segment_store_inserted(BloomData(dst), &to);
+		}
+	} while (bf_segment_next(BloomData(src), s, &from) &&
+			 bf_segment_next(BloomData(dst), d, &to));
+	return dst;
 }
 
 /*
  * Combines src into dst (which the caller owns) in place; the one routine
- * behind the functions, operators and aggregates.
+ * behind the functions, operators and aggregates.  Returns dst, which a
+ * union with a longer chain moves (repalloc'd in dst's memory context).
  */
-void
+Bloom *
 BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 {
 	BfHeader	d;
 	BfHeader	s;
-	size_t		nbytes;
 
 	BloomReadHeader(dst, &d);
 	BloomReadHeader(src, &s);
+	if (!is_union)
+		CheckIntersectable(&d, &s);
 	CheckCompatible(&d, &s, is_union ? "union" : "intersection");
-	nbytes = (size_t) d.nblocks * BF_BLOCK_BYTES;
 
 	if (is_union)
 	{
-		CombineBits(dst, src, nbytes, true);
+		dst = UnionSegments(dst, &d, src, &s);
 		d.inserted = bf_count_add(d.inserted, s.inserted);
 		if (warn_overfilled)
 			WarnIfOverfilled(dst, &d);
@@ -527,7 +688,8 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 	}
 	else
 	{
-		CombineBits(dst, src, nbytes, false);
+		CombineBits(bf_bits(BloomData(dst)), bf_bits(BloomData(src)),
+					(size_t) d.nblocks * BF_BLOCK_BYTES, false);
 		d.inserted = Min(d.inserted, s.inserted);
 		if (s.key_kind == BF_KIND_NONE)
 		{
@@ -539,4 +701,5 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 		}
 	}
 	BloomWriteHeader(dst, &d);
+	return dst;
 }

@@ -101,25 +101,51 @@ extern BF_HIDDEN bool ProbeArrayElements(ArrayType *array, bool stop_on, KeyProb
 /* Sizes a filter for (capacity, fpr): the header every constructor uses. */
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 
-/* Adding and testing one value in a filter whose header the caller decoded. */
-extern BF_HIDDEN void BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key,
-									Datum value);
+/*
+ * Growing filters (chains): a new one, and one grown by a segment (NULL
+ * when it cannot grow), resized in its own memory context.
+ */
+extern BF_HIDDEN Bloom *BloomAllocChain(int64 capacity, double fpr, int32 growth);
+extern BF_HIDDEN Bloom *BloomGrowChain(Bloom *bloom, BfHeader *header);
+
+/*
+ * Adding to a filter the caller owns, whose header it decoded and whose
+ * key kind it checked: the filter comes back, moved if a chain grew.
+ * BloomAddHashes needs the key kind already in the header.
+ */
+extern BF_HIDDEN Bloom *BloomAddHashes(Bloom *bloom, BfHeader *header,
+									   const uint64 *hashes, size_t n);
+extern BF_HIDDEN Bloom *BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key,
+									  Datum value);
 extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 									 const KeyType *key, Datum value);
 
 /*
- * Whole-filter loops that answer a cancel: bits set, and this filter's
- * false-positive rate (bf_estimate_fpr).
+ * What a whole-filter loop (which answers a cancel) finds, over every
+ * segment: bits, bits set, the capacity of the segments present, the
+ * distinct values the fill implies, the false-positive rate for an absent
+ * value (any segment may answer "maybe"), and the k of the last segment.
  */
-extern BF_HIDDEN uint64 BloomBitsSet(Bloom *bloom, const BfHeader *header);
+typedef struct BloomEstimate
+{
+	uint64		bits;
+	uint64		bits_set;
+	uint64		capacity;
+	double		distinct;
+	double		fpr;
+	int			k;
+} BloomEstimate;
+extern BF_HIDDEN void BloomEstimates(Bloom *bloom, const BfHeader *header,
+									 BloomEstimate *estimate);
 extern BF_HIDDEN double BloomEstimatedFpr(Bloom *bloom, const BfHeader *header);
 
 /*
  * Union or intersection of src into dst, which the caller owns; a union
  * warns if dst ends up overfilled, unless the caller checks at its end.
+ * Returns dst, moved when a union with a longer chain grew it.
  */
-extern BF_HIDDEN void BloomCombineInto(Bloom *dst, Bloom *src, bool is_union,
-									   bool warn_overfilled);
+extern BF_HIDDEN Bloom *BloomCombineInto(Bloom *dst, Bloom *src, bool is_union,
+										 bool warn_overfilled);
 
 /*
  * A filter is "over capacity" (bloom_info) once it holds an estimated 10%

@@ -136,13 +136,14 @@ SelectivityFromDistinctCounts(Bloom *filter, const BfHeader *header,
 {
 	bool		isdefault;
 	double		key_distinct = get_variable_numdistinct(vardata, &isdefault);
+	BloomEstimate estimate;
 	double		held;
 
 	if (isdefault || key_distinct <= 0)
 		return false;
-	held = Min(1.0, bf_estimate_cardinality(header->nblocks, header->k,
-											 BloomBitsSet(filter, header)) / key_distinct);
-	*selectivity = held + (1.0 - held) * BloomEstimatedFpr(filter, header);
+	BloomEstimates(filter, header, &estimate);
+	held = Min(1.0, estimate.distinct / key_distinct);
+	*selectivity = held + (1.0 - held) * estimate.fpr;
 	return true;
 }
 

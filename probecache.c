@@ -259,6 +259,8 @@ ProbeStoredSlices(FunctionCallInfo fcinfo, int filter_arg, KeyType *key,
 	slice = detoast_attr_slice(raw, 0, BF_HEADER_SIZE);
 	status = bf_read_header(BloomData(slice), BloomDataLen(slice), &header);
 	pfree(slice);
+	if (status == BF_OK && bf_is_chain(&header))
+		return false;			/* its segments' places need the whole value */
 	if (status == BF_OK &&
 		VARATT_EXTERNAL_GET_EXTSIZE(pointer) != bf_value_bytes(header.nblocks))
 		status = BF_ERR_LENGTH;

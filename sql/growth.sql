@@ -1,0 +1,102 @@
+-- Growing filters: bloom_empty(capacity, fpr, growth) and
+-- bloom_agg(value, capacity, fpr, growth) build a chain of segments (a
+-- scalable Bloom filter) that starts a segment growth times larger, at half
+-- the rate, whenever its last is full.
+
+-- a new chain: one segment, sized for the capacity at half the target rate
+SELECT layout, bits = (bloom_params(1000, 0.005)).bits AS first_segment_at_half_rate,
+       hashes, capacity, target_fpr, inserted, segments, growth
+FROM bloom_info(bloom_empty(1000, 0.01, 2));
+SELECT segments, growth FROM bloom_info(bloom_empty(1000, 0.01));
+
+-- it grows: 20x its capacity in five segments (1000 + 2000 + ... + 16000),
+-- finds every value added, and stays within its target rate
+CREATE TEMP TABLE grown AS
+SELECT bloom_add_all(bloom_empty(1000, 0.01, 2), array_agg(g)) AS f
+FROM generate_series(1, 20000) g;
+SELECT layout, segments, capacity, inserted, over_capacity FROM grown, bloom_info(f);
+SELECT count(*) AS missing FROM grown, generate_series(1, 20000) g WHERE NOT f @> g;
+SELECT (SELECT count(*) FILTER (WHERE f @> g) FROM generate_series(1000001, 1200000) g)
+         <= 0.01 * 200000 AS within_target,
+       bloom_fpr(f) <= 0.01 AS estimate_within_target
+FROM grown;
+
+-- values already present take no room: adding them again grows nothing
+SELECT (bloom_info(bloom_add_all(f, ARRAY(SELECT generate_series(1, 20000))))).segments AS segments_after_readding,
+       (bloom_info(bloom_add_all(f, ARRAY(SELECT generate_series(1, 20000))))).inserted
+FROM grown;
+
+-- the growing aggregate, bloom_add_all and a loop of bloom_add build the same value
+SELECT bloom_agg(g, 1000, 0.01, 2) = (SELECT f FROM grown) AS agg_equals_add_all
+FROM generate_series(1, 20000) g;
+DO $$
+DECLARE
+	built bloom := bloom_empty(1000, 0.01, 2);
+BEGIN
+	FOR i IN 1..20000 LOOP
+		built := bloom_add(built, i);
+	END LOOP;
+	RAISE NOTICE 'loop equals add_all: %', built = (SELECT f FROM grown);
+END $$;
+SELECT bloom_add(bloom_add(bloom_empty(10, 0.01, 3), 1), 2) = bloom_empty(10, 0.01, 3) + 1 + 2 AS operator_form;
+
+-- the aggregate skips NULLs, needs the same parameters on every row, and
+-- never runs in parallel (a parallel union would overfill the first segment)
+SELECT (bloom_info(bloom_agg(v, 10, 0.1, 2))).inserted FROM (VALUES (1), (NULL), (2)) t(v);
+SELECT bloom_agg(g, 10 + g % 2, 0.1, 2) FROM generate_series(1, 3) g;
+SELECT bloom_agg(g, 10, 0.1, NULL) FROM generate_series(1, 3) g;
+SELECT aggcombinefn = 0 AS no_combine FROM pg_aggregate
+WHERE aggfnoid = 'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure;
+
+-- union: segment by segment, the longer chain's extra segments as they are;
+-- it commutes and keeps every value of both sides
+CREATE TEMP TABLE pair AS
+SELECT (SELECT bloom_agg(g, 1000, 0.01, 2) FROM generate_series(1, 500) g) AS a,
+       (SELECT bloom_agg(g, 1000, 0.01, 2) FROM generate_series(10001, 16000) g) AS b;
+SELECT (bloom_info(a)).segments AS a_segments, (bloom_info(b)).segments AS b_segments,
+       (bloom_info(a | b)).segments, (bloom_info(a | b)).inserted,
+       a | b = b | a AS commutes
+FROM pair;
+SELECT count(*) AS missing FROM pair, generate_series(1, 500) g WHERE NOT (a | b) @> g;
+SELECT count(*) AS missing FROM pair, generate_series(10001, 16000) g WHERE NOT (a | b) @> g;
+SELECT bloom_union_agg(f) = (SELECT a | b FROM pair) AS union_agg_same
+FROM (SELECT a FROM pair UNION ALL SELECT b FROM pair) t(f);
+-- a union of a filter with itself changes no bit, only the counts
+SELECT (bloom_info(f | f)).bits_set = (bloom_info(f)).bits_set AS same_bits,
+       (bloom_info(f | f)).inserted FROM grown;
+
+-- what cannot be combined
+SELECT bloom_empty(1000, 0.01, 2) & bloom_empty(1000, 0.01, 2);
+SELECT bloom_intersection_agg(f) FROM (VALUES (bloom_empty(10, 0.1, 2)), (bloom_empty(10, 0.1, 2))) t(f);
+SELECT bloom_empty(1000, 0.01, 2) | bloom_empty(1000, 0.01, 3);
+SELECT bloom_empty(1000, 0.01, 2) | bloom_empty(1000, 0.01);
+SELECT bloom_empty(1000, 0.01, 2) | bloom_empty(1000, 0.02, 2);
+
+-- parameters
+SELECT bloom_empty(1000, 0.01, 1);
+SELECT bloom_empty(1000, 0.01, 17);
+SELECT bloom_empty(1000, 0.01, -2);
+SELECT bloom_empty(0, 0.01, 2);
+SELECT bloom_empty(1000, 1.5e-18, 2);
+
+-- key kinds are checked as for any filter
+SELECT bloom_empty(10, 0.01, 2) + 1 @> 'a'::text;
+
+-- a chain stops growing where its next segment's rate cannot be reached
+-- (halving 1e-16 five times passes 1e-18) or its size would pass the
+-- largest value; then its last segment overfills, with the warning
+CREATE TEMP TABLE stopped AS
+SELECT bloom_add_all(bloom_empty(1, 1e-16, 2), ARRAY(SELECT generate_series(1, 1000))) f;
+SELECT segments, over_capacity,
+       (SELECT count(*) FROM generate_series(1, 1000) g WHERE NOT f @> g) AS missing
+FROM stopped, bloom_info(f);
+SELECT (bloom_info(bloom_add_all(bloom_empty(1, 0.4, 16), ARRAY(SELECT generate_series(1, 100000))))).segments;
+
+-- text and binary forms round-trip and are validated
+SELECT f::text::bloom = f AS text_round_trip, f::bytea::bloom = f AS bytea_round_trip FROM grown;
+SELECT bloom_contains('bloom:QkYCAgABAAIAAAAAAQAAAAAAAAAAAAAACgAAAAAAAAB7FK5H4XqEPwIAAAAAAAAA6oBOpAAAAAABAAAABwAAAAEAAAAAAAAAAAAAABAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAIAAAAAAAAAAAAAAAAAAAAAAAgABAAAAAAIAg=='::bloom, 2);
+-- a segment whose k (byte 60) was changed would answer "absent" for values added
+SELECT overlay(bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea placing '\x03'::bytea from 61)::bloom;
+-- a segment cut short, and one too many announced
+SELECT substring(bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea from 1 for 100)::bloom;
+SELECT (bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea || '\x00'::bytea)::bloom;
