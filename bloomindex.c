@@ -5,21 +5,25 @@
  *	  that PostgreSQL keeps current on every insert, WAL-logged (generic
  *	  WAL), and the SQL functions that probe, snapshot and describe it.
  *
- * The index is one bloom filter in the core's blocked layout, cut into
- * pages: page 0 is the metapage (the filter's header, as bloom.h writes
- * it), and each later page holds the next BLOCKS_PER_PAGE 64-byte blocks.
- * A key's hash picks one block (bf_block_of), so an insert locks and logs
- * one page, and writers of other pages never wait on it; its WAL record is
- * that block and the page's insert counter (LogInsert).  The snapshot
- * (bloom_index_filter) is the header followed by the blocks in order: a
- * bloom value with the same bits, which gives the same answers.
+ * The index is a bloom value cut into pages: page 0 is the metapage (the
+ * value's header, as bloom.h writes it, and where each segment's pages
+ * start), and each segment's 64-byte blocks fill the pages after it,
+ * BLOCKS_PER_PAGE to a page.  By default the value is a chain (the option
+ * growth, 2): when its last segment has taken its capacity, an insert
+ * appends a segment growth times larger at half the rate (GrowIfFull), so
+ * the index keeps its target rate however much the table grows.  With
+ * growth = 0 it is one fixed-size filter, which overfills as a stored one
+ * does.
+ *
+ * A key's hash picks one block of the last segment (bf_block_of), so an
+ * insert locks and logs one page, and writers of other pages never wait on
+ * it; its WAL record is that block and the page's insert counter
+ * (LogInsert).  Probes test every segment.  The snapshot (bloom_index_filter)
+ * lays the segments out as the value they are: the same bits, so the same
+ * answers.
  *
  * The planner never uses the index for scans: it has no scan functions, so
  * no path can be built on it.  Probes go through bloom_index_contains.
- *
- * Not yet: growth by segments past the capacity (the filter overfills, as
- * a stored bloom value does), and a faster path for probes from large scans
- * (each probe reads the metapage and one page through the buffer manager).
  *
  *-------------------------------------------------------------------------
  */
@@ -52,8 +56,18 @@
 #include "keykind.h"
 
 #define BLOOM_INDEX_MAGIC		0x424C4958	/* "BLIX" */
-#define BLOOM_INDEX_VERSION		1
+#define BLOOM_INDEX_VERSION		2
 #define BLOOM_INDEX_METAPAGE	0
+
+/* Where a segment's blocks are, and what the build put in it. */
+typedef struct BloomIndexSegment
+{
+	BlockNumber first_page;
+	uint32		nblocks;
+	uint8		k;
+	uint8		unused[7];
+	uint64		built;			/* values the build put in this segment */
+} BloomIndexSegment;
 
 /* What the metapage holds after its page header. */
 typedef struct BloomIndexMeta
@@ -64,7 +78,15 @@ typedef struct BloomIndexMeta
 	uint32		vacuumed;		/* a VACUUM has counted the live rows since */
 	uint32		unused;
 	uint64		dead_at_vacuum; /* keys added minus live rows, at that VACUUM */
+	BloomIndexSegment segments[BF_MAX_SEGMENTS];	/* header's nsegments */
 } BloomIndexMeta;
+
+/* The metapage as read: the value's header and its segments' places. */
+typedef struct IndexLayout
+{
+	BfHeader	header;
+	BloomIndexSegment segments[BF_MAX_SEGMENTS];
+} IndexLayout;
 
 /* The special space of every page: keys added there since the build. */
 typedef struct BloomIndexOpaque
@@ -75,16 +97,19 @@ typedef struct BloomIndexOpaque
 #define BLOCKS_PER_PAGE \
 	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(BloomIndexOpaque))) / BF_BLOCK_BYTES)
 
-/* Options: WITH (capacity = ..., fpr = ...). */
+/* Options: WITH (capacity = ..., fpr = ..., growth = ...). */
 typedef struct BloomIndexOptions
 {
 	int32		vl_len_;
 	int			capacity;		/* 0: from the table's size */
 	double		fpr;
+	int			growth;			/* 0: one segment of fixed size */
 } BloomIndexOptions;
 
+#define DEFAULT_INDEX_GROWTH 2
+
 static relopt_kind bloom_index_relopt_kind;
-static relopt_parse_elt bloom_index_relopt_tab[2];
+static relopt_parse_elt bloom_index_relopt_tab[3];
 
 /* The smallest capacity a build from the table's size picks. */
 #define MIN_AUTO_CAPACITY 1000
@@ -104,9 +129,15 @@ BloomIndexDefineOptions(void)
 	bloom_index_relopt_tab[0].optname = "capacity";
 	bloom_index_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	bloom_index_relopt_tab[0].offset = offsetof(BloomIndexOptions, capacity);
+	add_int_reloption(bloom_index_relopt_kind, "growth",
+					  "Each new segment is this many times larger (2..16); 0: a filter of fixed size",
+					  DEFAULT_INDEX_GROWTH, 0, BF_MAX_GROWTH, AccessExclusiveLock);
 	bloom_index_relopt_tab[1].optname = "fpr";
 	bloom_index_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
 	bloom_index_relopt_tab[1].offset = offsetof(BloomIndexOptions, fpr);
+	bloom_index_relopt_tab[2].optname = "growth";
+	bloom_index_relopt_tab[2].opttype = RELOPT_TYPE_INT;
+	bloom_index_relopt_tab[2].offset = offsetof(BloomIndexOptions, growth);
 }
 
 static bytea *
@@ -162,68 +193,192 @@ NewBuffer(Relation index, ForkNumber fork)
 #endif
 }
 
-/* Writes the metapage and the bit pages of a new index, WAL-logged whole. */
-static void
-WriteIndex(Relation index, ForkNumber fork, const BfHeader *header, const uint8 *bits)
+static uint32
+SegmentPages(const BloomIndexSegment *segment)
 {
-	uint32		npages = (header->nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
+	return (segment->nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
+}
 
-	for (uint32 p = 0; p <= npages; p++)
+/* A new bit page, WAL-logged whole: blocks from bits, or zeroes. */
+static void
+WriteBitPage(Relation index, ForkNumber fork, BlockNumber expected, const uint8 *bits,
+			 uint32 count)
+{
+	Buffer		buffer = NewBuffer(index, fork);
+	GenericXLogState *state;
+	Page		page;
+
+	if (BufferGetBlockNumber(buffer) != expected)
+		elog(ERROR, "bloomfilter index page %u was created as block %u",
+			 expected, BufferGetBlockNumber(buffer));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
+	InitPage(page, (Size) count * BF_BLOCK_BYTES);
+	if (bits != NULL)
+		memcpy(PageBlocks(page), bits, (Size) count * BF_BLOCK_BYTES);
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buffer);
+}
+
+/* The pages of one segment, from first on; bits NULL for an empty one. */
+static void
+WriteSegmentPages(Relation index, ForkNumber fork, const BloomIndexSegment *segment,
+				  const uint8 *bits)
+{
+	for (uint32 p = 0; p < SegmentPages(segment); p++)
 	{
-		Buffer		buffer = NewBuffer(index, fork);
-		GenericXLogState *state;
-		Page		page;
+		uint32		first = p * BLOCKS_PER_PAGE;
 
-		if (BufferGetBlockNumber(buffer) != p)
-			elog(ERROR, "bloomfilter index page %u was created as block %u",
-				 p, BufferGetBlockNumber(buffer));
-		state = GenericXLogStart(index);
-		page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
-		if (p == BLOOM_INDEX_METAPAGE)
-		{
-			InitPage(page, sizeof(BloomIndexMeta));
-			PageMeta(page)->magic = BLOOM_INDEX_MAGIC;
-			PageMeta(page)->version = BLOOM_INDEX_VERSION;
-			bf_write_header(PageMeta(page)->header, header);
-		}
-		else
-		{
-			uint32		first = (p - 1) * BLOCKS_PER_PAGE;
-			uint32		count = Min(BLOCKS_PER_PAGE, header->nblocks - first);
-
-			InitPage(page, (Size) count * BF_BLOCK_BYTES);
-			if (bits != NULL)
-				memcpy(PageBlocks(page), bits + (Size) first * BF_BLOCK_BYTES,
-					   (Size) count * BF_BLOCK_BYTES);
-		}
-		GenericXLogFinish(state);
-		UnlockReleaseBuffer(buffer);
+		CHECK_FOR_INTERRUPTS();
+		WriteBitPage(index, fork, segment->first_page + p,
+					 bits != NULL ? bits + (Size) first * BF_BLOCK_BYTES : NULL,
+					 Min(BLOCKS_PER_PAGE, segment->nblocks - first));
 	}
 }
 
-/* The filter's header, from the metapage; a bad one is corruption. */
+/*
+ * Writes a new index from a bloom value: the metapage, then each segment's
+ * pages in turn, all WAL-logged whole.
+ */
 static void
-ReadMeta(Relation index, BfHeader *header)
+WriteIndex(Relation index, ForkNumber fork, Bloom *bloom)
 {
-	Buffer		buffer = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
+	BfHeader	header;
+	BfSegment	segment;
+	BloomIndexSegment places[BF_MAX_SEGMENTS];
+	BlockNumber next_page = BLOOM_INDEX_METAPAGE + 1;
+	Buffer		buffer;
+	GenericXLogState *state;
 	Page		page;
-	BfStatus	status;
 
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	page = BufferGetPage(buffer);
-	if (PageIsNew(page) || PageMeta(page)->magic != BLOOM_INDEX_MAGIC ||
-		PageMeta(page)->version != BLOOM_INDEX_VERSION)
+	BloomReadHeader(bloom, &header);
+	memset(places, 0, sizeof(places));
+	bf_segment_first(BloomData(bloom), &header, &segment);
+	do
+	{
+		BloomIndexSegment *place = &places[segment.index];
+
+		place->first_page = next_page;
+		place->nblocks = segment.nblocks;
+		place->k = segment.k;
+		place->built = segment.inserted;
+		next_page += SegmentPages(place);
+	} while (bf_segment_next(BloomData(bloom), &header, &segment));
+
+	buffer = NewBuffer(index, fork);
+	if (BufferGetBlockNumber(buffer) != BLOOM_INDEX_METAPAGE)
+		elog(ERROR, "bloomfilter index metapage was created as block %u",
+			 BufferGetBlockNumber(buffer));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
+	InitPage(page, sizeof(BloomIndexMeta));
+	PageMeta(page)->magic = BLOOM_INDEX_MAGIC;
+	PageMeta(page)->version = BLOOM_INDEX_VERSION;
+	bf_write_header(PageMeta(page)->header, &header);
+	memcpy(PageMeta(page)->segments, places, sizeof(places));
+	GenericXLogFinish(state);
+	UnlockReleaseBuffer(buffer);
+
+	bf_segment_first(BloomData(bloom), &header, &segment);
+	do
+	{
+		WriteSegmentPages(index, fork, &places[segment.index],
+						  BloomData(bloom) + segment.bits);
+	} while (bf_segment_next(BloomData(bloom), &header, &segment));
+}
+
+static void
+ReportCorruptIndex(Relation index, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INDEX_CORRUPTED),
+			 errmsg("index \"%s\" has a corrupted metapage", RelationGetRelationName(index)),
+			 errdetail("%s.", detail)));
+}
+
+/*
+ * The metapage's header and segments, from a locked metapage; anything
+ * inconsistent is corruption.  A chain's segments must have their planned
+ * sizes and lie in order within the relation.
+ */
+static void
+DecodeMeta(Relation index, Page page, IndexLayout *layout)
+{
+	BloomIndexMeta *meta = PageMeta(page);
+	BfStatus	status;
+	BlockNumber next_page = BLOOM_INDEX_METAPAGE + 1;
+
+	if (PageIsNew(page) || meta->magic != BLOOM_INDEX_MAGIC ||
+		meta->version != BLOOM_INDEX_VERSION)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a valid bloomfilter index",
-						RelationGetRelationName(index))));
-	status = bf_read_header(PageMeta(page)->header, BF_HEADER_SIZE, header);
-	UnlockReleaseBuffer(buffer);
+						RelationGetRelationName(index)),
+				 errhint("REINDEX it: it may have been built by an earlier development version.")));
+	status = bf_read_header(meta->header, BF_HEADER_SIZE, &layout->header);
 	if (status != BF_OK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INDEX_CORRUPTED),
-				 errmsg("index \"%s\" has a corrupted metapage", RelationGetRelationName(index)),
-				 errdetail("%s.", bf_status_message(status))));
+		ReportCorruptIndex(index, bf_status_message(status));
+	memcpy(layout->segments, meta->segments, sizeof(layout->segments));
+	for (uint32 i = 0; i < layout->header.nsegments; i++)
+	{
+		BloomIndexSegment *segment = &layout->segments[i];
+		BfSegment	planned;
+
+		if (bf_is_chain(&layout->header))
+			status = bf_segment_plan(&layout->header, i, &planned);
+		else
+		{
+			planned.nblocks = layout->header.nblocks;
+			planned.k = layout->header.k;
+		}
+		if (status != BF_OK || planned.nblocks != segment->nblocks ||
+			planned.k != segment->k)
+			ReportCorruptIndex(index, "A segment's size does not match its capacity and rate");
+		if (segment->first_page < next_page)
+			ReportCorruptIndex(index, "Segments overlap");
+		next_page = segment->first_page + SegmentPages(segment);
+	}
+}
+
+/* The filter's header and segments, from the metapage. */
+static void
+ReadMeta(Relation index, IndexLayout *layout)
+{
+	Buffer		buffer = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
+
+	LockBuffer(buffer, BUFFER_LOCK_SHARE);
+	DecodeMeta(index, BufferGetPage(buffer), layout);
+	UnlockReleaseBuffer(buffer);
+}
+
+static const BloomIndexSegment *
+LastSegment(const IndexLayout *layout)
+{
+	return &layout->segments[layout->header.nsegments - 1];
+}
+
+/* Bit pages of every segment: how many probes a copy is worth. */
+static uint32
+IndexBitPages(const IndexLayout *layout)
+{
+	uint32		pages = 0;
+
+	for (uint32 i = 0; i < layout->header.nsegments; i++)
+		pages += SegmentPages(&layout->segments[i]);
+	return pages;
+}
+
+/* Bytes of the index as a bloom value (bloom_index_filter). */
+static size_t
+IndexValueLength(const IndexLayout *layout)
+{
+	size_t		len = BF_HEADER_SIZE;
+
+	if (!bf_is_chain(&layout->header))
+		return bf_value_bytes(layout->header.nblocks);
+	for (uint32 i = 0; i < layout->header.nsegments; i++)
+		len += BF_SEGMENT_HEADER_SIZE + (size_t) layout->segments[i].nblocks * BF_BLOCK_BYTES;
+	return len;
 }
 
 /* What the last VACUUM recorded (RecordDeadKeys). */
@@ -238,31 +393,41 @@ ReadDeadKeys(Relation index, bool *vacuumed, uint64 *dead)
 	UnlockReleaseBuffer(buffer);
 }
 
-/* Which page, and which block of it, a hash falls in. */
+/* Which page, and which block of it, a hash falls in within a segment. */
 static void
-BlockOfHash(const BfHeader *header, uint64 hash, BlockNumber *page, uint32 *slot)
+BlockOfHash(const BloomIndexSegment *segment, uint64 hash, BlockNumber *page, uint32 *slot)
 {
-	uint32		block = bf_block_of(hash, header->nblocks);
+	uint32		block = bf_block_of(hash, segment->nblocks);
 
-	*page = 1 + block / BLOCKS_PER_PAGE;
+	*page = segment->first_page + block / BLOCKS_PER_PAGE;
 	*slot = block % BLOCKS_PER_PAGE;
 }
 
-/* Keys added since the build: the sum of the pages' counters. */
+/* Keys a segment took since the build: the sum of its pages' counters. */
 static uint64
-InsertedSinceBuild(Relation index, const BfHeader *header)
+SegmentInsertedSinceBuild(Relation index, const BloomIndexSegment *segment)
 {
-	uint32		npages = (header->nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
 	uint64		inserted = 0;
 
-	for (BlockNumber p = 1; p <= npages; p++)
+	for (uint32 p = 0; p < SegmentPages(segment); p++)
 	{
-		Buffer		buffer = ReadBuffer(index, p);
+		Buffer		buffer = ReadBuffer(index, segment->first_page + p);
 
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
 		inserted += PageOpaque(BufferGetPage(buffer))->inserted;
 		UnlockReleaseBuffer(buffer);
 	}
+	return inserted;
+}
+
+/* Keys added since the build, over every segment. */
+static uint64
+InsertedSinceBuild(Relation index, const IndexLayout *layout)
+{
+	uint64		inserted = 0;
+
+	for (uint32 i = 0; i < layout->header.nsegments; i++)
+		inserted = bf_count_add(inserted, SegmentInsertedSinceBuild(index, &layout->segments[i]));
 	return inserted;
 }
 
@@ -304,23 +469,50 @@ IndexKeyType(Relation index, KeyType *key, MemoryContext mcxt)
 typedef struct BuildState
 {
 	KeyType    *key;
+	Bloom	   *bloom;
 	BfHeader	header;
-	uint8	   *bits;
+	uint64		pending[256];	/* hashes not yet added: added in batches */
+	int			npending;
 	uint64		added;
 } BuildState;
+
+static void
+AddPending(BuildState *state)
+{
+	state->bloom = BloomAddHashes(state->bloom, &state->header, state->pending,
+								  state->npending);
+	state->npending = 0;
+}
 
 static void
 BuildCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 			  bool tupleIsAlive, void *state_ptr)
 {
 	BuildState *state = (BuildState *) state_ptr;
-	uint64		hash;
 
 	if (isnull[0])
 		return;
-	hash = KeyHash(state->key, values[0], state->header.seed, state->header.version);
-	bf_add_hashes(state->bits, state->header.nblocks, state->header.k, &hash, 1);
+	state->pending[state->npending++] =
+		KeyHash(state->key, values[0], state->header.seed, state->header.version);
+	if (state->npending == lengthof(state->pending))
+		AddPending(state);
 	state->added++;
+}
+
+static int
+OptionGrowth(Relation index)
+{
+	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
+
+	return options != NULL ? options->growth : DEFAULT_INDEX_GROWTH;
+}
+
+static double
+OptionFpr(Relation index)
+{
+	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
+
+	return options != NULL ? options->fpr : BLOOM_DEFAULT_FPR;
 }
 
 /* The capacity of a new index: its option, or the table's estimated rows. */
@@ -334,16 +526,34 @@ BuildCapacity(Relation heap, Relation index)
 
 	if (options != NULL && options->capacity > 0)
 		return options->capacity;
+	if (heap == NULL)
+		return MIN_AUTO_CAPACITY;
 	estimate_rel_size(heap, NULL, &pages, &tuples, &allvisfrac);
 	return Max((int64) tuples, MIN_AUTO_CAPACITY);
 }
 
-static double
-BuildFpr(Relation index)
+/*
+ * An empty filter as the options ask, holding the index's key kind: what
+ * bloom_empty(capacity, fpr, growth) makes, which the build then fills as
+ * bloom_add_all would.
+ */
+static Bloom *
+EmptyIndexFilter(Relation heap, Relation index, KeyType *key, BfHeader *header)
 {
-	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
+	int64		capacity = BuildCapacity(heap, index);
+	Bloom	   *bloom;
 
-	return options != NULL ? options->fpr : BLOOM_DEFAULT_FPR;
+	if (OptionGrowth(index) != 0)
+		bloom = BloomAllocChain(capacity, OptionFpr(index), OptionGrowth(index));
+	else
+	{
+		SizeFilter(capacity, OptionFpr(index), header);
+		bloom = BloomAlloc(header);
+	}
+	BloomReadHeader(bloom, header);
+	KeyKindIntoHeader(header, key);
+	BloomWriteHeader(bloom, header);
+	return bloom;
 }
 
 static IndexBuildResult *
@@ -358,16 +568,15 @@ bloomindex_build(Relation heap, Relation index, IndexInfo *indexInfo)
 		elog(ERROR, "index \"%s\" already contains data", RelationGetRelationName(index));
 
 	state.key = IndexKeyType(index, &key, CurrentMemoryContext);
-	SizeFilter(BuildCapacity(heap, index), BuildFpr(index), &state.header);
-	KeyKindIntoHeader(&state.header, state.key);
-	state.bits = palloc_extended((Size) state.header.nblocks * BF_BLOCK_BYTES, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	state.bloom = EmptyIndexFilter(heap, index, state.key, &state.header);
+	state.npending = 0;
 	state.added = 0;
 
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   BuildCallback, &state, NULL);
-	state.header.inserted = state.added;
-	WriteIndex(index, MAIN_FORKNUM, &state.header, state.bits);
-	pfree(state.bits);
+	AddPending(&state);
+	WriteIndex(index, MAIN_FORKNUM, state.bloom);
+	pfree(state.bloom);
 
 	result = palloc(sizeof(IndexBuildResult));
 	result->heap_tuples = reltuples;
@@ -381,18 +590,12 @@ bloomindex_buildempty(Relation index)
 {
 	BfHeader	header;
 	KeyType		key;
-	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
 
-	SizeFilter(options != NULL && options->capacity > 0 ? options->capacity : MIN_AUTO_CAPACITY,
-			   BuildFpr(index), &header);
-	KeyKindIntoHeader(&header, IndexKeyType(index, &key, CurrentMemoryContext));
-	WriteIndex(index, INIT_FORKNUM, &header, NULL);
+	WriteIndex(index, INIT_FORKNUM,
+			   EmptyIndexFilter(NULL, index, IndexKeyType(index, &key, CurrentMemoryContext),
+								&header));
 }
 
-/*
- * Sets the key's bits in its one block.  The buffer lock lasts for the bit
- * update only; no lock is held to the end of the transaction.
- */
 /*
  * The WAL record of an insert: a generic WAL record (RM_GENERIC_ID, replayed
  * by the server's generic_redo) with the two fragments that changed, the
@@ -431,28 +634,138 @@ LogInsert(Buffer buffer, Page page, uint32 slot)
 
 /*
  * What inserts keep in the index's relcache entry (rd_amcache): the key
- * type and the filter's header.  Setting them up takes catalog lookups and
- * a metapage read, several times the cost of the insert itself, and single-
+ * type and the metapage.  Setting them up takes catalog lookups and a
+ * metapage read, several times the cost of the insert itself, and single-
  * row INSERTs would pay it per row; the relcache entry lasts until the
- * index changes (REINDEX, ALTER INDEX), which resets rd_amcache.
+ * index changes (REINDEX, ALTER INDEX), which resets rd_amcache.  A new
+ * segment does not reset it: an insert that finds its cached last segment
+ * full rereads the metapage (GrowIfFull), and until then keys going to an
+ * older segment are still found, as probes test every segment.
  */
 typedef struct InsertCache
 {
 	KeyType		key;
-	BfHeader	header;
+	IndexLayout layout;
 } InsertCache;
 
+/*
+ * An insert checks whether the last segment is full only when its page's
+ * counter says the segment may be (the page holds its share of the
+ * capacity), and then on every FULL_CHECK_INTERVAL-th key of that page:
+ * the check reads every page of the segment.
+ */
+#define FULL_CHECK_INTERVAL 16
+
+static bool
+SegmentMayBeFull(const IndexLayout *layout, const BloomIndexSegment *segment,
+				 uint64 page_count)
+{
+	BfSegment	planned;
+
+	if (!bf_is_chain(&layout->header) || page_count % FULL_CHECK_INTERVAL != 0)
+		return false;
+	if (bf_segment_plan(&layout->header, layout->header.nsegments - 1, &planned) != BF_OK)
+		return false;
+	return page_count * SegmentPages(segment) + segment->built >= planned.capacity;
+}
+
+/* Appends a segment to the index: its pages first, then the metapage. */
+static void
+AppendSegment(Relation index, Buffer metabuf, IndexLayout *layout, const BfSegment *next)
+{
+	BloomIndexSegment *place = &layout->segments[layout->header.nsegments];
+	GenericXLogState *state;
+	Page		page;
+
+	/*
+	 * Only growth extends the index after its build, under the metapage's
+	 * exclusive lock.  Pages of a segment whose metapage update a crash
+	 * lost stay unused: the next segment starts after them.
+	 */
+	memset(place, 0, sizeof(*place));
+	place->first_page = RelationGetNumberOfBlocks(index);
+	place->nblocks = next->nblocks;
+	place->k = next->k;
+	WriteSegmentPages(index, MAIN_FORKNUM, place, NULL);
+
+	layout->header.nsegments++;
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, metabuf, 0);
+	bf_write_header(PageMeta(page)->header, &layout->header);
+	PageMeta(page)->segments[layout->header.nsegments - 1] = *place;
+	GenericXLogFinish(state);
+}
+
+/*
+ * Adds a segment if the last one has taken its capacity, under the
+ * metapage's exclusive lock, so that one inserter grows the index and the
+ * others find the new segment in the metapage.  Refreshes cached.
+ */
+static void
+GrowIfFull(Relation index, IndexLayout *cached)
+{
+	Buffer		metabuf = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
+	const BloomIndexSegment *last;
+	BfSegment	planned;
+	BfSegment	next;
+	size_t		new_len;
+
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	DecodeMeta(index, BufferGetPage(metabuf), cached);
+	last = LastSegment(cached);
+	if (bf_segment_plan(&cached->header, cached->header.nsegments - 1, &planned) == BF_OK &&
+		bf_count_add(last->built, SegmentInsertedSinceBuild(index, last)) >= planned.capacity &&
+		bf_chain_next(&cached->header, IndexValueLength(cached), &next, &new_len) == BF_OK)
+		AppendSegment(index, metabuf, cached, &next);
+	UnlockReleaseBuffer(metabuf);
+}
+
+/* Whether a segment before the last may hold the hash already. */
+static bool
+OlderSegmentHolds(Relation index, const IndexLayout *layout, uint64 hash)
+{
+	for (int i = (int) layout->header.nsegments - 2; i >= 0; i--)
+	{
+		const BloomIndexSegment *segment = &layout->segments[i];
+		BlockNumber pageno;
+		uint32		slot;
+		Buffer		buffer;
+		bool		present;
+
+		BlockOfHash(segment, hash, &pageno, &slot);
+		buffer = ReadBuffer(index, pageno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
+								hash, segment->k);
+		UnlockReleaseBuffer(buffer);
+		if (present)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Sets the key's bits in its one block of the last segment.  The buffer
+ * lock lasts for the bit update only; no lock is held to the end of the
+ * transaction.  In a chain, as in a chained value, a key the chain may
+ * hold already takes no room (no change, no WAL, no count): otherwise
+ * updates that rewrite old rows would fill the last segment with keys the
+ * older ones have.
+ */
 static bool
 bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ctid,
 				  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 				  IndexInfo *indexInfo)
 {
 	InsertCache *cache = (InsertCache *) index->rd_amcache;
+	const BloomIndexSegment *segment;
 	BlockNumber pageno;
 	uint32		slot;
 	uint64		hash;
+	uint64		page_count;
 	Buffer		buffer;
 	Page		page;
+	uint8	   *block;
 
 	if (isnull[0])
 		return false;
@@ -460,18 +773,28 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	{
 		cache = MemoryContextAllocZero(index->rd_indexcxt, sizeof(InsertCache));
 		IndexKeyType(index, &cache->key, index->rd_indexcxt);
-		ReadMeta(index, &cache->header);
+		ReadMeta(index, &cache->layout);
 		index->rd_amcache = cache;
 	}
-	hash = KeyHash(&cache->key, values[0], cache->header.seed, cache->header.version);
-	BlockOfHash(&cache->header, hash, &pageno, &slot);
+	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
+				   cache->layout.header.version);
+	segment = LastSegment(&cache->layout);
+	if (OlderSegmentHolds(index, &cache->layout, hash))
+		return false;
+	BlockOfHash(segment, hash, &pageno, &slot);
 
 	buffer = ReadBuffer(index, pageno);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	page = BufferGetPage(buffer);
+	block = PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES;
+	if (bf_is_chain(&cache->layout.header) && bf_block_test(block, hash, segment->k))
+	{
+		UnlockReleaseBuffer(buffer);
+		return false;
+	}
 	START_CRIT_SECTION();
-	bf_block_add(PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES, hash, cache->header.k);
-	PageOpaque(page)->inserted++;
+	bf_block_add(block, hash, segment->k);
+	page_count = ++PageOpaque(page)->inserted;
 	MarkBufferDirty(buffer);
 	if (RelationNeedsWAL(index))
 	{
@@ -482,6 +805,9 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	}
 	END_CRIT_SECTION();
 	UnlockReleaseBuffer(buffer);
+
+	if (SegmentMayBeFull(&cache->layout, segment, page_count))
+		GrowIfFull(index, &cache->layout);
 	return false;
 }
 
@@ -504,14 +830,14 @@ bloomindex_bulkdelete(IndexVacuumInfo *info, IndexBulkDeleteResult *stats,
 static void
 RecordDeadKeys(Relation index, double live_rows)
 {
-	BfHeader	header;
+	IndexLayout layout;
 	uint64		added;
 	Buffer		buffer;
 	GenericXLogState *state;
 	Page		page;
 
-	ReadMeta(index, &header);
-	added = bf_count_add(header.inserted, InsertedSinceBuild(index, &header));
+	ReadMeta(index, &layout);
+	added = bf_count_add(layout.header.inserted, InsertedSinceBuild(index, &layout));
 	buffer = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
 	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
 	state = GenericXLogStart(index);
@@ -642,32 +968,74 @@ OpenIndexForReading(Oid indexoid)
 	return index;
 }
 
-/* The index as a bloom value: its header, then its blocks in order. */
-static Bloom *
-IndexSnapshot(Relation index)
+/*
+ * Copies a segment's blocks into bits, and returns the keys its pages took
+ * since the build; the two come from the same locked page.
+ */
+static uint64
+CopySegment(Relation index, const BloomIndexSegment *segment, uint8 *bits)
 {
-	BfHeader	header;
-	Bloom	   *bloom;
-	uint32		npages;
-	uint8	   *bits;
+	uint64		inserted = 0;
 
-	ReadMeta(index, &header);
-	npages = (header.nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
-	header.inserted = bf_count_add(header.inserted, InsertedSinceBuild(index, &header));
-	bloom = BloomAlloc(&header);
-	bits = bf_bits(BloomData(bloom));
-	for (BlockNumber p = 1; p <= npages; p++)
+	for (uint32 p = 0; p < SegmentPages(segment); p++)
 	{
-		uint32		first = (p - 1) * BLOCKS_PER_PAGE;
-		uint32		count = Min(BLOCKS_PER_PAGE, header.nblocks - first);
-		Buffer		buffer = ReadBuffer(index, p);
+		uint32		first = p * BLOCKS_PER_PAGE;
+		uint32		count = Min(BLOCKS_PER_PAGE, segment->nblocks - first);
+		Buffer		buffer = ReadBuffer(index, segment->first_page + p);
+		Page		page;
 
 		CHECK_FOR_INTERRUPTS();
 		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		memcpy(bits + (Size) first * BF_BLOCK_BYTES, PageBlocks(BufferGetPage(buffer)),
+		page = BufferGetPage(buffer);
+		memcpy(bits + (Size) first * BF_BLOCK_BYTES, PageBlocks(page),
 			   (Size) count * BF_BLOCK_BYTES);
+		inserted += PageOpaque(page)->inserted;
 		UnlockReleaseBuffer(buffer);
 	}
+	return inserted;
+}
+
+/*
+ * The index as a bloom value: the header, then each segment as the format
+ * lays it out (a chain's segments through the core's bf_chain_append).
+ */
+static Bloom *
+IndexSnapshot(Relation index)
+{
+	IndexLayout layout;
+	BfHeader	header;
+	Bloom	   *bloom;
+	size_t		len;
+	uint64		since_build = 0;
+
+	ReadMeta(index, &layout);
+	header = layout.header;
+	bloom = palloc_extended(VARHDRSZ + IndexValueLength(&layout), MCXT_ALLOC_HUGE);
+	SET_VARSIZE(bloom, VARHDRSZ + IndexValueLength(&layout));
+	if (!bf_is_chain(&header))
+		since_build = CopySegment(index, &layout.segments[0], bf_bits(BloomData(bloom)));
+	else
+	{
+		header.nsegments = 0;
+		len = BF_HEADER_SIZE;
+		for (uint32 i = 0; i < layout.header.nsegments; i++)
+		{
+			BfSegment	segment;
+			uint64		taken;
+
+			if (bf_segment_plan(&header, i, &segment) != BF_OK)
+				elog(ERROR, "bloomfilter index segment %u has no plan", i);
+			segment.bits = len + BF_SEGMENT_HEADER_SIZE;
+			bf_chain_append(BloomData(bloom), &header, len, &segment);
+			taken = CopySegment(index, &layout.segments[i], BloomData(bloom) + segment.bits);
+			since_build = bf_count_add(since_build, taken);
+			segment.inserted = bf_count_add(layout.segments[i].built, taken);
+			bf_segment_store_inserted(BloomData(bloom), &segment);
+			len = segment.bits + (size_t) segment.nblocks * BF_BLOCK_BYTES;
+		}
+	}
+	header.inserted = bf_count_add(header.inserted, since_build);
+	BloomWriteHeader(bloom, &header);
 	return bloom;
 }
 
@@ -722,12 +1090,9 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	IndexProbeCache *cache = (IndexProbeCache *) fcinfo->flinfo->fn_extra;
 	KeyType    *key;
 	Relation	index;
-	BfHeader	header;
-	BlockNumber pageno;
-	uint32		slot;
+	IndexLayout layout;
 	uint64		hash;
-	Buffer		buffer;
-	bool		present;
+	bool		present = false;
 
 	if (cache == NULL)
 	{
@@ -740,15 +1105,14 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	if (cache->copy != NULL)
 	{
 		hash = KeyHash(key, PG_GETARG_DATUM(1), cache->header.seed, cache->header.version);
-		PG_RETURN_BOOL(bf_test_hash(bf_bits(BloomData(cache->copy)), cache->header.nblocks,
-									cache->header.k, hash));
+		PG_RETURN_BOOL(bf_filter_test(BloomData(cache->copy), &cache->header, hash));
 	}
 
 	/* the lock stays to the end of the transaction, as a scan's would */
 	index = OpenIndexForReading(indexoid);
-	ReadMeta(index, &header);
-	CheckKeyKind(&header, key);
-	if (++cache->probes > header.nblocks / BLOCKS_PER_PAGE + 1)
+	ReadMeta(index, &layout);
+	CheckKeyKind(&layout.header, key);
+	if (++cache->probes > IndexBitPages(&layout) + 1)
 	{
 		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
@@ -756,13 +1120,23 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(old);
 		BloomReadHeader(cache->copy, &cache->header);
 	}
-	hash = KeyHash(key, PG_GETARG_DATUM(1), header.seed, header.version);
-	BlockOfHash(&header, hash, &pageno, &slot);
-	buffer = ReadBuffer(index, pageno);
-	LockBuffer(buffer, BUFFER_LOCK_SHARE);
-	present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
-							hash, header.k);
-	UnlockReleaseBuffer(buffer);
+	hash = KeyHash(key, PG_GETARG_DATUM(1), layout.header.seed, layout.header.version);
+
+	/* newest first: the last segment is the largest, and holds most keys */
+	for (int i = (int) layout.header.nsegments - 1; i >= 0 && !present; i--)
+	{
+		const BloomIndexSegment *segment = &layout.segments[i];
+		BlockNumber pageno;
+		uint32		slot;
+		Buffer		buffer;
+
+		BlockOfHash(segment, hash, &pageno, &slot);
+		buffer = ReadBuffer(index, pageno);
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
+								hash, segment->k);
+		UnlockReleaseBuffer(buffer);
+	}
 	index_close(index, NoLock);
 	PG_RETURN_BOOL(present);
 }
@@ -790,7 +1164,7 @@ bloom_index_info(PG_FUNCTION_ARGS)
 	Datum		values[8];
 	bool		nulls[8] = {0};
 	Bloom	   *bloom;
-	uint64		bits_set;
+	BloomEstimate e;
 	bool		vacuumed;
 	uint64		dead;
 
@@ -798,23 +1172,18 @@ bloom_index_info(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloom_index_info must return a record");
 	bloom = IndexSnapshot(index);
 	BloomReadHeader(bloom, &header);
-	bits_set = 0;
-	{
-		BloomEstimate e;
-
-		BloomEstimates(bloom, &header, &e);
-		bits_set = e.bits_set;
-	}
+	BloomEstimates(bloom, &header, &e);
 	ReadDeadKeys(index, &vacuumed, &dead);
 	index_close(index, AccessShareLock);
 
-	values[0] = Int64GetDatum((int64) header.capacity);
+	/* capacity: of the segments there are, as bloom_info reports it */
+	values[0] = Int64GetDatum((int64) e.capacity);
 	values[1] = Float8GetDatum(header.fpr);
 	values[2] = Int64GetDatum((int64) header.inserted);
-	values[3] = Float8GetDatum((double) bits_set / ((double) header.nblocks * BF_BLOCK_BITS));
-	values[4] = Float8GetDatum(BloomEstimatedFpr(bloom, &header));
-	values[5] = Int32GetDatum(1);
-	values[6] = Int64GetDatum((int64) ((Size) header.nblocks * BF_BLOCK_BYTES + BF_HEADER_SIZE));
+	values[3] = Float8GetDatum((double) e.bits_set / (double) e.bits);
+	values[4] = Float8GetDatum(e.fpr);
+	values[5] = Int32GetDatum((int32) header.nsegments);
+	values[6] = Int64GetDatum((int64) BloomDataLen(bloom));
 	/* unknown until a VACUUM has counted the live rows */
 	values[7] = Int64GetDatum((int64) dead);
 	nulls[7] = !vacuumed;
@@ -825,7 +1194,7 @@ typedef struct VerifyState
 {
 	KeyType    *key;
 	BfHeader	header;
-	const uint8 *bits;
+	const uint8 *value;
 	int64		checked;
 	int64		missing;
 } VerifyState;
@@ -839,8 +1208,8 @@ VerifyCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (isnull[0] || !tupleIsAlive)
 		return;
 	state->checked++;
-	if (!bf_test_hash(state->bits, state->header.nblocks, state->header.k,
-					  KeyHash(state->key, values[0], state->header.seed, state->header.version)))
+	if (!bf_filter_test(state->value, &state->header,
+						KeyHash(state->key, values[0], state->header.seed, state->header.version)))
 		state->missing++;
 }
 
@@ -862,7 +1231,7 @@ bloom_index_verify(PG_FUNCTION_ARGS)
 	Bloom	   *bloom = IndexSnapshot(index);
 
 	BloomReadHeader(bloom, &state.header);
-	state.bits = bf_bits(BloomData(bloom));
+	state.value = BloomData(bloom);
 	state.key = IndexKeyType(index, &key, CurrentMemoryContext);
 	state.checked = 0;
 	state.missing = 0;

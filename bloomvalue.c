@@ -466,7 +466,7 @@ void
 BloomEstimates(Bloom *bloom, const BfHeader *header, BloomEstimate *estimate)
 {
 	BfSegment	segment;
-	double		all_absent = 1.0;
+	double		rate;
 
 	memset(estimate, 0, sizeof(*estimate));
 	bf_segment_first(BloomData(bloom), header, &segment);
@@ -479,10 +479,11 @@ BloomEstimates(Bloom *bloom, const BfHeader *header, BloomEstimate *estimate)
 		estimate->bits_set += set;
 		estimate->capacity = bf_count_add(estimate->capacity, segment.capacity);
 		estimate->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
-		all_absent *= 1.0 - SegmentEstimatedFpr(bloom, &segment);
+		/* the chance some segment answers "maybe"; with one, exactly its rate */
+		rate = SegmentEstimatedFpr(bloom, &segment);
+		estimate->fpr += rate - estimate->fpr * rate;
 		estimate->k = segment.k;
 	} while (bf_segment_next(BloomData(bloom), header, &segment));
-	estimate->fpr = 1.0 - all_absent;
 }
 
 double

@@ -22,9 +22,14 @@ FROM bi_users;
 SELECT count(*) FILTER (WHERE bloom_index_contains('bi_id_guard', g)) < 0.02 * 20000 AS rate_ok
 FROM generate_series(1000001, 1020000) g;
 
--- the snapshot is the bloom value bloom_agg builds from the same keys
-SELECT bloom_index_filter('bi_id_guard') = (SELECT bloom_agg(id, 30000, 0.01) FROM bi_users)
+-- the snapshot is the bloom value bloom_agg builds from the same keys: by
+-- default a growing one (growth 2), with growth = 0 one of fixed size
+SELECT bloom_index_filter('bi_id_guard') = (SELECT bloom_agg(id, 30000, 0.01, 2) FROM bi_users)
        AS snapshot_equals_agg;
+CREATE INDEX bi_fixed ON bi_users USING bloomfilter (id) WITH (capacity = 30000, fpr = 0.01, growth = 0);
+SELECT bloom_index_filter('bi_fixed') = (SELECT bloom_agg(id, 30000, 0.01) FROM bi_users)
+       AS fixed_snapshot_equals_agg;
+DROP INDEX bi_fixed;
 
 -- inserts reach the index at once, in the inserting transaction too
 BEGIN;
@@ -102,6 +107,45 @@ CREATE INDEX bi_auto ON bi_users USING bloomfilter (id);
 SELECT capacity >= 20000 AS sized_for_table, target_fpr FROM bloom_index_info('bi_auto');
 DROP INDEX bi_auto;
 
+-- growth: past its capacity the index adds segments, each twice as large
+-- at half the rate, and stays within its target rate; probes test them all
+CREATE TABLE bi_growing (k bigint);
+INSERT INTO bi_growing SELECT generate_series(1, 500);
+CREATE INDEX bi_growing_k ON bi_growing USING bloomfilter (k) WITH (capacity = 1000, fpr = 0.01);
+INSERT INTO bi_growing SELECT generate_series(501, 20000);
+SELECT capacity, inserted, segments FROM bloom_index_info('bi_growing_k');
+SELECT bloom_index_verify('bi_growing_k') AS live_keys_checked;
+SELECT count(*) FILTER (WHERE NOT bloom_index_contains('bi_growing_k', k)) AS false_negatives
+FROM bi_growing;
+SELECT count(*) FILTER (WHERE bloom_index_contains('bi_growing_k', g)) <= 0.01 * 100000 AS within_target
+FROM generate_series(1000001, 1100000) g;
+-- the snapshot is one growing value with every segment: same answers
+SELECT layout, segments, growth, capacity FROM bloom_info(bloom_index_filter('bi_growing_k'));
+SELECT count(*) FILTER (WHERE NOT (SELECT bloom_index_filter('bi_growing_k')) @> k)
+       AS snapshot_false_negatives
+FROM bi_growing;
+SELECT bloom_index_filter('bi_growing_k')::text::bloom = bloom_index_filter('bi_growing_k') AS round_trip;
+-- keys already present (in any segment) take no room, so re-inserting
+-- them grows nothing
+INSERT INTO bi_growing SELECT generate_series(1, 20000);
+SELECT segments FROM bloom_index_info('bi_growing_k');
+-- a snapshot unions with a filter of the same parameters
+SELECT (bloom_index_filter('bi_growing_k') | bloom_agg(g, 1000, 0.01, 2)) @> 30000 AS union_has_both
+FROM generate_series(20001, 30000) g;
+-- REINDEX without a capacity option sizes one segment for the table
+ALTER INDEX bi_growing_k RESET (capacity);
+REINDEX INDEX bi_growing_k;
+SELECT capacity >= 20000 AS sized_for_table, segments FROM bloom_index_info('bi_growing_k');
+-- growth = 0: one segment of fixed size, which overfills
+CREATE INDEX bi_growing_fixed ON bi_growing USING bloomfilter (k) WITH (capacity = 1000, growth = 0);
+INSERT INTO bi_growing SELECT generate_series(20001, 25000);
+SELECT segments, estimated_fpr > 0.01 AS overfilled FROM bloom_index_info('bi_growing_fixed');
+SELECT bloom_index_verify('bi_growing_fixed') AS live_keys_checked;
+ALTER INDEX bi_growing_fixed SET (growth = 4);
+REINDEX INDEX bi_growing_fixed;
+SELECT growth FROM bloom_info(bloom_index_filter('bi_growing_fixed'));
+DROP TABLE bi_growing;
+
 -- expression and partial indexes
 CREATE INDEX bi_email_guard ON bi_users USING bloomfilter (lower(email)) WHERE active;
 SELECT bloom_index_contains('bi_email_guard', 'user2002@example.org') AS active_row,
@@ -143,6 +187,8 @@ CREATE INDEX ON bi_users USING bloomfilter (id, email);
 CREATE INDEX ON bi_users USING bloomfilter (id) WITH (fpr = 0.9);
 CREATE INDEX ON bi_users USING bloomfilter (id) WITH (capacity = -1);
 CREATE INDEX ON bi_users USING bloomfilter (id) WITH (colour = 1);
+CREATE INDEX ON bi_users USING bloomfilter (id) WITH (growth = 1);
+CREATE INDEX ON bi_users USING bloomfilter (id) WITH (growth = 17);
 SELECT bloom_index_contains('bi_id_guard', 'x'::text);
 SELECT bloom_index_contains('bi_users', 1);
 CREATE INDEX bi_btree ON bi_users (id);
