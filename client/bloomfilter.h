@@ -26,6 +26,12 @@
  * the filter's, or a filter of kind "other" (hashed by a PostgreSQL type's
  * own hash function), is an error, never a silent "absent".
  *
+ * Filters of either layout load, probe, add, union and serialise alike: of
+ * fixed size (bloom_empty(capacity, fpr)) or growing, a chain of segments
+ * (bloom_empty(capacity, fpr, growth), bfc_create_growing), which adds a
+ * segment when its last one has taken its capacity.  Adding to a chain may
+ * move its bytes: a pointer from bfc_bytes is then stale.
+ *
  * Thread safety: a filter may be probed from many threads at once; adding
  * to it or a union into it must not run concurrently with anything else
  * on the same filter.
@@ -91,10 +97,10 @@ typedef struct bfc_error
 typedef struct bfc_info
 {
 	int			format_version;
-	const char *layout;			/* "blocked512" */
-	int64_t		bits;
+	const char *layout;			/* "blocked512", or "chained" (growing) */
+	int64_t		bits;			/* bits, capacity: summed over a chain's segments */
 	int64_t		bytes;
-	int			hashes;
+	int			hashes;			/* a chain: its last segment's */
 	int64_t		capacity;
 	double		target_fpr;
 	int64_t		inserted;
@@ -138,6 +144,15 @@ extern bool bfc_validate_text(const char *text, size_t len, bfc_error *err);
  */
 extern bfc_filter *bfc_create(bfc_kind kind, uint64_t capacity, double fpr,
 							  bfc_error *err);
+
+/*
+ * As bfc_create, for bloom_empty(capacity, fpr, growth): with a growth
+ * factor from 2 to 16, a chain whose first segment holds capacity keys and
+ * each further one growth times more, at rates that keep the whole below
+ * fpr; growth 0 is bfc_create's filter of fixed size.
+ */
+extern bfc_filter *bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr,
+									  int growth, bfc_error *err);
 extern bfc_filter *bfc_copy(const bfc_filter *filter, bfc_error *err);
 extern void bfc_free(bfc_filter *filter);
 
@@ -151,6 +166,15 @@ extern size_t bfc_write_text(const bfc_filter *filter, char *out);
 /* ---- inspection ---- */
 
 extern void bfc_get_info(const bfc_filter *filter, bfc_info *info);
+
+/*
+ * bloom_info's segments and growth columns: a chain's number of segments
+ * and growth factor; 1 and 0 for a filter of fixed size.  Functions rather
+ * than bfc_info fields, so that bfc_info keeps its size and programs built
+ * against an earlier header keep working with this library.
+ */
+extern int	bfc_segments(const bfc_filter *filter);
+extern int	bfc_growth(const bfc_filter *filter);
 
 /* The filter's kind: that of its keys, or the kind it was created for. */
 extern bfc_kind bfc_filter_kind(const bfc_filter *filter);
@@ -170,7 +194,9 @@ extern void bfc_set_v1_utf8(bfc_filter *filter, bool server_was_utf8);
 
 /*
  * Union of src into dst, as dst | src: both need the same format version,
- * capacity, fpr, size, k and seed, and compatible kinds.
+ * layout, capacity, fpr, growth factor, size, k and seed, and compatible
+ * kinds.  Chains may differ in length: they are combined segment by
+ * segment, and dst takes a longer src's further segments as they are.
  */
 extern int	bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err);
 

@@ -52,9 +52,12 @@ usage(FILE *out)
 			"  contains FILE [KEY]...    one \"KEY<TAB>t\" (maybe present) or \"KEY<TAB>f\"\n"
 			"                            (absent) per key\n"
 			"  add FILE [KEY]...         FILE with the keys added, on stdout\n"
-			"  build --kind KIND --capacity N [--fpr P]\n"
+			"  build --kind KIND --capacity N [--fpr P] [--growth G]\n"
 			"                            a new filter of the keys, on stdout (fpr 0.01\n"
-			"                            by default); as bloom_empty(N, P) plus the keys\n"
+			"                            by default); as bloom_empty(N, P, G) plus the\n"
+			"                            keys: with a growth factor G from 2 to 16, a\n"
+			"                            filter that grows as keys come (0, the default:\n"
+			"                            of fixed size)\n"
 			"  union FILE FILE...        the union of the filters, on stdout\n"
 			"  convert FILE              FILE in another form, on stdout: text if it\n"
 			"                            was binary, else binary\n"
@@ -342,6 +345,11 @@ command_info(char **args, int nargs, bool v1_utf8)
 	printf("seed\t%lld\n", (long long) info.seed);
 	printf("key_environment\t%s\n", info.key_environment);
 	printf("over_capacity\t%s\n", info.over_capacity ? "t" : "f");
+	printf("segments\t%d\n", bfc_segments(filter));
+	if (bfc_growth(filter) != 0)
+		printf("growth\t%d\n", bfc_growth(filter));
+	else
+		printf("growth\t\n");	/* NULL in bloom_info, like key_environment */
 	bfc_free(filter);
 	return 0;
 }
@@ -382,12 +390,13 @@ command_add(char **args, int nargs, Form form, bool v1_utf8)
 
 static int
 command_build(char **args, int nargs, const char *kind_name, const char *capacity_text,
-			  const char *fpr_text, Form form)
+			  const char *fpr_text, const char *growth_text, Form form)
 {
 	int			kind;
 	char	   *end;
 	unsigned long long capacity;
 	double		fpr = 0.01;
+	long		growth = 0;
 	bfc_error	err;
 	bfc_filter *filter;
 
@@ -406,7 +415,14 @@ command_build(char **args, int nargs, const char *kind_name, const char *capacit
 		if (*end != '\0' || end == fpr_text)
 			fail_usage("--fpr must be a number in (0, 0.5]");
 	}
-	filter = bfc_create((bfc_kind) kind, capacity, fpr, &err);
+	if (growth_text != NULL)
+	{
+		errno = 0;
+		growth = strtol(growth_text, &end, 10);
+		if (errno != 0 || *end != '\0' || end == growth_text || growth < 0 || growth > 255)
+			fail_usage("--growth must be an integer: 0 (a filter of fixed size) or 2 to 16");
+	}
+	filter = bfc_create_growing((bfc_kind) kind, capacity, fpr, (int) growth, &err);
 	if (filter == NULL)
 		fail(err.code == BFC_ERR_NOMEM ? EXIT_IO : EXIT_DATA, NULL, err.message);
 	for_each_key(filter, args, nargs, add_key);
@@ -463,6 +479,7 @@ main(int argc, char **argv)
 	const char *kind = NULL;
 	const char *capacity = NULL;
 	const char *fpr = NULL;
+	const char *growth = NULL;
 	Form		form = FORM_DEFAULT;
 	bool		v1_utf8 = false;
 	bool		options_done = false;
@@ -509,7 +526,8 @@ main(int argc, char **argv)
 		else if (strcmp(arg, "--v1-utf8") == 0)
 			v1_utf8 = true;
 		else if (strcmp(arg, "--kind") == 0 || strcmp(arg, "--capacity") == 0 ||
-				 strcmp(arg, "--fpr") == 0 || strcmp(arg, "--format") == 0)
+				 strcmp(arg, "--fpr") == 0 || strcmp(arg, "--growth") == 0 ||
+				 strcmp(arg, "--format") == 0)
 		{
 			const char *value;
 
@@ -522,6 +540,8 @@ main(int argc, char **argv)
 				capacity = value;
 			else if (strcmp(arg, "--fpr") == 0)
 				fpr = value;
+			else if (strcmp(arg, "--growth") == 0)
+				growth = value;
 			else if (strcmp(value, "binary") == 0)
 				form = FORM_BINARY;
 			else if (strcmp(value, "text") == 0)
@@ -540,8 +560,9 @@ main(int argc, char **argv)
 		}
 	}
 
-	if (strcmp(command, "build") != 0 && (kind != NULL || capacity != NULL || fpr != NULL))
-		fail_usage("--kind, --capacity and --fpr are options of build");
+	if (strcmp(command, "build") != 0 &&
+		(kind != NULL || capacity != NULL || fpr != NULL || growth != NULL))
+		fail_usage("--kind, --capacity, --fpr and --growth are options of build");
 	if (strcmp(command, "info") == 0)
 		return command_info(args, nargs, v1_utf8);
 	if (strcmp(command, "contains") == 0)
@@ -549,7 +570,7 @@ main(int argc, char **argv)
 	if (strcmp(command, "add") == 0)
 		return command_add(args, nargs, form, v1_utf8);
 	if (strcmp(command, "build") == 0)
-		return command_build(args, nargs, kind, capacity, fpr, form);
+		return command_build(args, nargs, kind, capacity, fpr, growth, form);
 	if (strcmp(command, "union") == 0)
 		return command_union(args, nargs, form, v1_utf8);
 	if (strcmp(command, "convert") == 0)

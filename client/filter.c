@@ -8,13 +8,20 @@
  * Everything that decides a bit or a byte is the core's, the same source
  * files the server module is built from: bf_validate for every input,
  * bf_size_for for every new filter, the canonical forms of canonical.h for
- * every key, bf_add_hashes and bf_test_hash for the bits, bf_compatible for
- * unions.  What this file adds is what the SQL glue adds on the server
- * side, and it follows that glue line for line where the result is
- * observable: the text form's checks (bloom_in), the header updates of an
- * add (BloomAddValue) and a union (BloomCombineInto), and bloom_info's
- * arithmetic.  A key's kind is checked as CheckKeyKind does: a key of
- * another kind is an error, not an "absent".
+ * every key, bf_filter_add and bf_filter_test for the bits, the segment
+ * walk (bf_segment_first and bf_segment_next) for whatever goes over a
+ * value's bits, bf_chain_next and bf_chain_append for a chain's growth,
+ * bf_compatible for unions.  What this file adds is what the SQL glue adds
+ * on the server side, and it follows that glue (bloomvalue.c) line for
+ * line where the result is observable: the text form's checks (bloom_in),
+ * a chain's allocation and growth (BloomAllocChain, BloomGrowChain,
+ * BloomAddHashes), the header updates of an add (BloomAddValue) and a
+ * union (BloomCombineInto, UnionSegments), and bloom_info's arithmetic
+ * (BloomEstimates).  A key's kind is checked as CheckKeyKind does: a key
+ * of another kind is an error, not an "absent".
+ *
+ * A chain grows in place: its bytes are realloc'd when an add fills its
+ * last segment, or a union brings a longer chain's segments.
  *
  * Version 1 filters are read and probed.  Their hashing differs from
  * version 2 in two places: numbers that are fractional or out of int64
@@ -86,13 +93,29 @@ bfc_kind_from_name(const char *name)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * bf_size_for remembers its last answers in static variables, which is
+ * fine in a server process but not across threads.  Besides a new filter,
+ * a chain's validation and growth size its segments (bf_segment_plan), so
+ * they take the lock too.
+ */
+static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* The server's check of bytes from outside (BloomFromBytes). */
 static BfStatus
 validate(const uint8_t *bytes, size_t len, BfHeader *header)
 {
+	BfStatus	status;
+
 	if (len > BF_MAX_VALUE_BYTES)
 		return BF_ERR_TOO_LARGE;
-	return bf_validate(bytes, len, header);
+	status = bf_read_header(bytes, len, header);
+	if (status != BF_OK || !bf_is_chain(header))
+		return bf_validate(bytes, len, header);
+	pthread_mutex_lock(&sizing_lock);
+	status = bf_validate(bytes, len, header);
+	pthread_mutex_unlock(&sizing_lock);
+	return status;
 }
 
 static bfc_filter *
@@ -303,40 +326,39 @@ bfc_load(const void *data, size_t len, bfc_error *err)
  * ---------------------------------------------------------------------
  */
 
-/*
- * bf_size_for remembers its last answer in static variables, which is
- * fine in a server process but not across threads.
- */
-static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
-
-bfc_filter *
-bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
+/* The kind and capacity bfc_create and bfc_create_growing take. */
+static bool
+check_create(bfc_kind kind, uint64_t capacity, bfc_error *err)
 {
-	BfSizing	sizing;
-	BfStatus	status;
-	BfHeader	header;
-	bfc_filter *filter;
-
 	if ((unsigned) kind > BFC_KIND_TIMESTAMPTZ)
 	{
 		bfc_fail(err, BFC_ERR_PARAM, "the client cannot build filters of kind %s",
 				 bfc_kind_name(kind));
-		return NULL;
+		return false;
 	}
 	/* bloom_empty takes a bigint */
 	if (capacity < 1 || capacity > (uint64_t) INT64_MAX)
 	{
 		bfc_fail(err, BFC_ERR_PARAM, "bloom filter capacity must be at least 1 (and a bigint)");
-		return NULL;
+		return false;
 	}
+	return true;
+}
+
+/* Sizes a filter for (capacity, fpr), with SizeFilter's refusals. */
+static bool
+size_filter(uint64_t capacity, double fpr, BfSizing *sizing, bfc_error *err)
+{
+	BfStatus	status;
+
 	pthread_mutex_lock(&sizing_lock);
-	status = bf_size_for(capacity, fpr, &sizing);
+	status = bf_size_for(capacity, fpr, sizing);
 	pthread_mutex_unlock(&sizing_lock);
 	if (status == BF_ERR_FPR)
 	{
 		bfc_fail(err, BFC_ERR_PARAM,
 				 "bloom filter false-positive rate must be greater than 0 and at most 0.5, not %g", fpr);
-		return NULL;
+		return false;
 	}
 	if (status != BF_OK)
 	{
@@ -344,9 +366,21 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 				 "cannot size a bloom filter for %llu values at false-positive rate %g: %s; "
 				 "at that rate at most %llu values fit",
 				 (unsigned long long) capacity, fpr, bf_status_message(status),
-				 (unsigned long long) sizing.max_capacity);
-		return NULL;
+				 (unsigned long long) sizing->max_capacity);
+		return false;
 	}
+	return true;
+}
+
+bfc_filter *
+bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
+{
+	BfSizing	sizing;
+	BfHeader	header;
+	bfc_filter *filter;
+
+	if (!check_create(kind, capacity, err) || !size_filter(capacity, fpr, &sizing, err))
+		return NULL;
 
 	/* as SizeFilter (bloomvalue.c) fills it */
 	memset(&header, 0, sizeof(header));
@@ -357,6 +391,7 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 	header.nblocks = sizing.nblocks;
 	header.capacity = capacity;
 	header.fpr = fpr;
+	header.nsegments = 1;		/* as bf_read_header decodes it */
 
 	filter = calloc(1, sizeof(bfc_filter));
 	if (filter == NULL || (filter->value = malloc(bf_value_bytes(header.nblocks))) == NULL)
@@ -370,6 +405,82 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 	filter->header = header;
 	filter->intended = kind;
 	bf_init(filter->value, &header);
+	return filter;
+}
+
+/*
+ * Appends the next segment to a chain of filter->len bytes (a header alone
+ * for a new one), as BloomGrowChain: the value is realloc'd to make room.
+ */
+static int
+grow_chain(bfc_filter *filter, bfc_error *err)
+{
+	BfSegment	next;
+	size_t		new_len;
+	BfStatus	status;
+	uint8_t    *grown;
+
+	pthread_mutex_lock(&sizing_lock);
+	status = bf_chain_next(&filter->header, filter->len, &next, &new_len);
+	pthread_mutex_unlock(&sizing_lock);
+	if (status != BF_OK)
+	{
+		bfc_fail(err, status == BF_ERR_TOO_LARGE ? BFC_ERR_TOO_LARGE : BFC_ERR_PARAM,
+				 "bloom filter chain cannot take another segment: %s", bf_status_message(status));
+		return -1;
+	}
+	grown = realloc(filter->value, new_len);
+	if (grown == NULL)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes", new_len);
+		return -1;
+	}
+	filter->value = grown;
+	bf_chain_append(filter->value, &filter->header, filter->len, &next);
+	filter->len = new_len;
+	return 0;
+}
+
+/* As BloomAllocChain: the parameters' checks, then the first segment. */
+bfc_filter *
+bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr, int growth, bfc_error *err)
+{
+	BfSizing	sizing;
+	bfc_filter *filter;
+
+	if (growth == 0)
+		return bfc_create(kind, capacity, fpr, err);
+	if (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH)
+	{
+		bfc_fail(err, BFC_ERR_PARAM,
+				 "bloom filter growth factor must be between %d and %d, not %d "
+				 "(0 makes a filter of fixed size)", BF_MIN_GROWTH, BF_MAX_GROWTH, growth);
+		return NULL;
+	}
+	if (!check_create(kind, capacity, err) ||
+		!size_filter(capacity, fpr, &sizing, err) ||	/* the parameters' own errors */
+		!size_filter(capacity, fpr * 0.5, &sizing, err))	/* the first segment's */
+		return NULL;
+
+	filter = calloc(1, sizeof(bfc_filter));
+	if (filter == NULL)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	filter->intended = kind;
+	filter->len = BF_HEADER_SIZE;
+	if (bf_chain_header(capacity, fpr, (uint8_t) growth, &filter->header) != BF_OK)
+	{
+		free(filter);
+		bfc_fail(err, BFC_ERR_PARAM, "bloom filter chain parameters refused after sizing");
+		return NULL;
+	}
+	if (grow_chain(filter, err) != 0)
+	{
+		bfc_free(filter);
+		return NULL;
+	}
 	return filter;
 }
 
@@ -447,38 +558,82 @@ clamp_to_int64(uint64_t value)
 	return value > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) value;
 }
 
+/* BloomEstimates' figures, summed over a value's segments. */
+typedef struct Estimates
+{
+	uint64_t	bits;
+	uint64_t	bits_set;
+	uint64_t	capacity;
+	double		distinct;
+	double		fpr;
+	int			k;
+} Estimates;
+
+/*
+ * A segment's estimated rate, as SegmentEstimatedFpr sums it, slice by
+ * slice, for the same rounding.
+ */
+static double
+segment_estimated_fpr(const uint8_t *value, const BfSegment *segment)
+{
+	const uint8_t *bits = value + segment->bits;
+	uint32_t	per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
+	double		sum = 0.0;
+
+	for (uint32_t first = 0; first < segment->nblocks; first += per_slice)
+	{
+		uint32_t	left = segment->nblocks - first;
+		uint32_t	n = left < per_slice ? left : per_slice;
+
+		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, segment->k) * n;
+	}
+	return sum / segment->nblocks;
+}
+
+static void
+estimates(const bfc_filter *filter, Estimates *e)
+{
+	BfSegment	segment;
+	double		rate;
+
+	memset(e, 0, sizeof(*e));
+	bf_segment_first(filter->value, &filter->header, &segment);
+	do
+	{
+		uint64_t	set = bf_popcount(filter->value + segment.bits,
+									  (size_t) segment.nblocks * BF_BLOCK_BYTES);
+
+		e->bits = bf_count_add(e->bits, (uint64_t) segment.nblocks * BF_BLOCK_BITS);
+		e->bits_set += set;
+		e->capacity = bf_count_add(e->capacity, segment.capacity);
+		e->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
+		/* the chance some segment answers "maybe"; with one, exactly its rate */
+		rate = segment_estimated_fpr(filter->value, &segment);
+		e->fpr += rate - e->fpr * rate;
+		e->k = segment.k;
+	} while (bf_segment_next(filter->value, &filter->header, &segment));
+}
+
 void
 bfc_get_info(const bfc_filter *filter, bfc_info *info)
 {
 	const BfHeader *h = &filter->header;
-	const uint8_t *bits = bf_bits_const(filter->value);
-	uint32_t	per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
-	uint64_t	nbits = (uint64_t) h->nblocks * BF_BLOCK_BITS;
-	uint64_t	bits_set;
-	double		sum = 0.0;
+	Estimates	e;
 
-	bits_set = bf_popcount(bits, (size_t) h->nblocks * BF_BLOCK_BYTES);
-	/* BloomEstimatedFpr's sum of slices, for the same rounding */
-	for (uint32_t first = 0; first < h->nblocks; first += per_slice)
-	{
-		uint32_t	n = h->nblocks - first < per_slice ? h->nblocks - first : per_slice;
-
-		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, h->k) * n;
-	}
-
+	estimates(filter, &e);
 	memset(info, 0, sizeof(*info));
 	info->format_version = h->version;
-	info->layout = "blocked512";
-	info->bits = (int64_t) nbits;
+	info->layout = bf_is_chain(h) ? "chained" : "blocked512";
+	info->bits = clamp_to_int64(e.bits);
 	info->bytes = (int64_t) filter->len;
-	info->hashes = h->k;
-	info->capacity = clamp_to_int64(h->capacity);
+	info->hashes = e.k;
+	info->capacity = clamp_to_int64(e.capacity);
 	info->target_fpr = h->fpr;
 	info->inserted = clamp_to_int64(h->inserted);
-	info->bits_set = (int64_t) bits_set;
-	info->fill_ratio = (double) bits_set / (double) nbits;
-	info->estimated_distinct = bf_estimate_cardinality(h->nblocks, h->k, bits_set);
-	info->estimated_fpr = sum / h->nblocks;
+	info->bits_set = (int64_t) e.bits_set;
+	info->fill_ratio = (double) e.bits_set / (double) e.bits;
+	info->estimated_distinct = e.distinct;
+	info->estimated_fpr = e.fpr;
 	info->key_kind = bfc_kind_name((bfc_kind) h->key_kind);
 	info->seed = (int64_t) h->seed;
 	if (h->env_encoding != 0)
@@ -496,7 +651,19 @@ bfc_get_info(const bfc_filter *filter, bfc_info *info)
 		snprintf(info->key_environment + used, sizeof(info->key_environment) - used,
 				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->env_locale);
 	}
-	info->over_capacity = info->estimated_distinct > h->capacity * OVER_CAPACITY_MARGIN;
+	info->over_capacity = e.distinct > e.capacity * OVER_CAPACITY_MARGIN;
+}
+
+int
+bfc_segments(const bfc_filter *filter)
+{
+	return (int) filter->header.nsegments;
+}
+
+int
+bfc_growth(const bfc_filter *filter)
+{
+	return bf_is_chain(&filter->header) ? filter->header.growth : 0;
 }
 
 bfc_kind
@@ -512,13 +679,70 @@ bfc_filter_kind(const bfc_filter *filter)
  * ---------------------------------------------------------------------
  */
 
+/* A filter's parameters for an error message, as DescribeParameters. */
 static void
 describe(char *out, size_t room, const BfHeader *h)
 {
-	snprintf(out, room, "(version %d, capacity %llu, fpr %g, bits %llu, k %d, seed %llu, key kind %s)",
-			 h->version, (unsigned long long) h->capacity, h->fpr,
-			 (unsigned long long) h->nblocks * BF_BLOCK_BITS, h->k,
-			 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
+	if (bf_is_chain(h))
+		snprintf(out, room, "(version %d, capacity %llu, fpr %g, growth %d, segments %u, "
+				 "seed %llu, key kind %s)",
+				 h->version, (unsigned long long) h->capacity, h->fpr, h->growth,
+				 h->nsegments, (unsigned long long) h->seed,
+				 bfc_kind_name((bfc_kind) h->key_kind));
+	else
+		snprintf(out, room, "(version %d, capacity %llu, fpr %g, bits %llu, k %d, seed %llu, "
+				 "key kind %s)",
+				 h->version, (unsigned long long) h->capacity, h->fpr,
+				 (unsigned long long) h->nblocks * BF_BLOCK_BITS, h->k,
+				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
+}
+
+/*
+ * As UnionSegments: segment i of two chains with equal parameters has the
+ * same size, so they are ORed segment by segment (a filter of fixed size
+ * being its one segment); where src is longer, dst takes its further
+ * segments as they are.
+ */
+static int
+union_segments(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
+{
+	BfHeader   *d = &dst->header;
+	const BfHeader *s = &src->header;
+	size_t		len = dst->len;
+	BfSegment	to;
+	BfSegment	from;
+
+	if (s->nsegments > d->nsegments)
+	{
+		uint8_t    *grown = realloc(dst->value, src->len);
+
+		if (grown == NULL)
+		{
+			bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes",
+					 src->len);
+			return -1;
+		}
+		memcpy(grown + len, src->value + len, src->len - len);
+		dst->value = grown;
+		dst->len = src->len;
+		d->nsegments = s->nsegments;
+	}
+	bf_segment_first(dst->value, d, &to);
+	bf_segment_first(src->value, s, &from);
+	do
+	{
+		if (to.bits >= len)
+			break;				/* the rest came from src whole */
+		bf_union_bits(dst->value + to.bits, src->value + from.bits,
+					  (size_t) to.nblocks * BF_BLOCK_BYTES);
+		if (bf_is_chain(d))
+		{
+			to.inserted = bf_count_add(to.inserted, from.inserted);
+			bf_segment_store_inserted(dst->value, &to);
+		}
+	} while (bf_segment_next(src->value, s, &from) &&
+			 bf_segment_next(dst->value, d, &to));
+	return 0;
 }
 
 int
@@ -542,8 +766,8 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 		return -1;
 	}
 	/* as BloomCombineInto */
-	bf_union_bits(bf_bits(dst->value), bf_bits_const(src->value),
-				  (size_t) d->nblocks * BF_BLOCK_BYTES);
+	if (union_segments(dst, src, err) != 0)
+		return -1;
 	d->inserted = bf_count_add(d->inserted, s->inserted);
 	if (d->key_kind == BF_KIND_NONE)
 	{
@@ -715,28 +939,48 @@ hash_key_text(const bfc_filter *filter, bfc_kind kind, const char *key, size_t l
 static int
 test_hash(const bfc_filter *filter, uint64_t hash)
 {
-	const BfHeader *h = &filter->header;
-
-	if (h->key_kind == BF_KIND_NONE)
+	if (filter->header.key_kind == BF_KIND_NONE)
 		return 0;
-	return bf_test_hash(bf_bits_const(filter->value), h->nblocks, h->k, hash) ? 1 : 0;
+	return bf_filter_test(filter->value, &filter->header, hash) ? 1 : 0;
 }
 
-/* Adds hashes of keys of one kind, updating the header as the server does. */
-static void
-add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n)
+/*
+ * Adds hashes of keys of one kind, updating the header as the server does
+ * (BloomAddValue, BloomAddHashes): when a chain's last segment has taken
+ * its capacity, bf_filter_add stops, the chain takes a new segment and the
+ * rest go on there.  Fails only when a chain cannot get the memory to
+ * grow, the keys before having been added.
+ */
+static int
+add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
+		   bfc_error *err)
 {
 	BfHeader   *h = &filter->header;
+	bool		chain = bf_is_chain(h);
 
 	if (n == 0)
-		return;
-	bf_add_hashes(bf_bits(filter->value), h->nblocks, h->k, hashes, n);
+		return 0;
 	h->key_kind = (uint8_t) kind;
 	h->key_tag = 0;
 	h->env_encoding = 0;
 	h->env_locale = 0;
-	h->inserted = bf_count_add(h->inserted, n);
-	bf_write_header(filter->value, h);
+	for (;;)
+	{
+		size_t		taken;
+
+		/* a chain's add asks, once full, whether it can grow: that sizes */
+		if (chain)
+			pthread_mutex_lock(&sizing_lock);
+		taken = bf_filter_add(filter->value, filter->len, h, hashes, n);
+		if (chain)
+			pthread_mutex_unlock(&sizing_lock);
+		if (taken == n)
+			return 0;
+		if (grow_chain(filter, err) != 0)
+			return -1;
+		hashes += taken;
+		n -= taken;
+	}
 }
 
 /* The kind a text key is read as: the filter's own. */
@@ -765,8 +1009,7 @@ bfc_add_str_as(bfc_filter *filter, bfc_kind kind, const char *key, size_t len,
 
 	if (!check_kind(filter, kind, err) || hash_key_text(filter, kind, key, len, &hash, err) != 0)
 		return -1;
-	add_hashes(filter, kind, &hash, 1);
-	return 0;
+	return add_hashes(filter, kind, &hash, 1, err);
 }
 
 int
@@ -813,8 +1056,7 @@ bfc_add_##name(bfc_filter *filter, ctype key, bfc_error *err) \
 	if (!check_kind(filter, kind, err)) \
 		return -1; \
 	hash = hash_expr; \
-	add_hashes(filter, kind, &hash, 1); \
-	return 0; \
+	return add_hashes(filter, kind, &hash, 1, err); \
 }
 
 TYPED_PAIR(int64, int64_t, BFC_KIND_NUMBER, bf_hash_int64(key, seed))
@@ -840,8 +1082,7 @@ bfc_add_text(bfc_filter *filter, const char *key, size_t len, bfc_error *err)
 
 	if (!check_kind(filter, BFC_KIND_TEXT, err) || hash_text(filter, key, len, &hash, err) != 0)
 		return -1;
-	add_hashes(filter, BFC_KIND_TEXT, &hash, 1);
-	return 0;
+	return add_hashes(filter, BFC_KIND_TEXT, &hash, 1, err);
 }
 
 int
@@ -860,8 +1101,7 @@ bfc_add_bytea(bfc_filter *filter, const void *key, size_t len, bfc_error *err)
 	if (!check_kind(filter, BFC_KIND_BYTEA, err))
 		return -1;
 	hash = bf_hash_bytes(key, len, filter->header.seed);
-	add_hashes(filter, BFC_KIND_BYTEA, &hash, 1);
-	return 0;
+	return add_hashes(filter, BFC_KIND_BYTEA, &hash, 1, err);
 }
 
 static bool
@@ -893,8 +1133,7 @@ bfc_add_timestamp(bfc_filter *filter, bfc_kind kind, int64_t microseconds, bfc_e
 	if (!check_timestamp_kind(kind, err) || !check_kind(filter, kind, err))
 		return -1;
 	hash = bf_hash_timestamp(microseconds, filter->header.seed);
-	add_hashes(filter, kind, &hash, 1);
-	return 0;
+	return add_hashes(filter, kind, &hash, 1, err);
 }
 
 /* ---------------------------------------------------------------------
@@ -905,15 +1144,22 @@ bfc_add_timestamp(bfc_filter *filter, bfc_kind kind, int64_t microseconds, bfc_e
 /* Hashes per step of a batch: their blocks are prefetched before probing. */
 #define BATCH 64
 
+/* Prefetches the block a hash maps to in every segment. */
 static void
 prefetch(const bfc_filter *filter, uint64_t hash)
 {
 #if defined(__GNUC__) || defined(__clang__)
-	const uint8_t *block = bf_bits_const(filter->value) +
-		(size_t) bf_block_of(hash, filter->header.nblocks) * BF_BLOCK_BYTES;
+	BfSegment	segment;
 
-	__builtin_prefetch(block);
-	__builtin_prefetch(block + BF_BLOCK_BYTES - 1);
+	bf_segment_first(filter->value, &filter->header, &segment);
+	do
+	{
+		const uint8_t *block = filter->value + segment.bits +
+			(size_t) bf_block_of(hash, segment.nblocks) * BF_BLOCK_BYTES;
+
+		__builtin_prefetch(block);
+		__builtin_prefetch(block + BF_BLOCK_BYTES - 1);
+	} while (bf_segment_next(filter->value, &filter->header, &segment));
 #else
 	(void) filter;
 	(void) hash;
@@ -924,10 +1170,7 @@ prefetch(const bfc_filter *filter, uint64_t hash)
 static void
 test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t *out)
 {
-	const BfHeader *h = &filter->header;
-	const uint8_t *bits = bf_bits_const(filter->value);
-
-	if (h->key_kind == BF_KIND_NONE)
+	if (filter->header.key_kind == BF_KIND_NONE)
 	{
 		memset(out, 0, n);
 		return;
@@ -936,7 +1179,7 @@ test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t 
 		for (size_t i = 0; i < n; i++)
 			prefetch(filter, hashes[i]);
 	for (size_t i = 0; i < n; i++)
-		out[i] = bf_test_hash(bits, h->nblocks, h->k, hashes[i]) ? 1 : 0;
+		out[i] = bf_filter_test(filter->value, &filter->header, hashes[i]) ? 1 : 0;
 }
 
 /* Hashes key i of an array of keys of one kind. */
@@ -981,8 +1224,8 @@ keys_in_batches(bfc_filter *filter, bfc_kind kind, const void *keys, size_t n,
 			hashes[i] = hash(keys, done + i, seed);
 		if (out != NULL)
 			test_hashes(filter, hashes, m, out + done);
-		else
-			add_hashes(filter, kind, hashes, m);
+		else if (add_hashes(filter, kind, hashes, m, err) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1056,14 +1299,14 @@ packed_in_batches(bfc_filter *filter, bfc_kind kind, const char *data,
 							&hashes[i], err) != 0)
 			{
 				if (out == NULL)
-					add_hashes(filter, kind, hashes, i);
+					add_hashes(filter, kind, hashes, i, NULL);	/* err tells of the key */
 				return -1;
 			}
 		}
 		if (out != NULL)
 			test_hashes(filter, hashes, m, out + done);
-		else
-			add_hashes(filter, kind, hashes, m);
+		else if (add_hashes(filter, kind, hashes, m, err) != 0)
+			return -1;
 	}
 	return 0;
 }

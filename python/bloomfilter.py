@@ -18,7 +18,9 @@ included), without a round trip per key::
 
 Filters built here load into the server (``%s::bytea::bloom``, or the text
 form ``to_text()`` as a ``bloom`` literal) and combine there with filters
-of the same size (``bloom_empty(capacity, fpr)``'s).
+of the same parameters (``bloom_empty(capacity, fpr)``'s, or
+``bloom_empty(capacity, fpr, growth)``'s for a filter that grows: a chain
+of segments, each ``growth`` times larger than the one before).
 
 Keys map to the server's key kinds by their Python type: ``int`` and
 ``decimal.Decimal`` to number (``42`` finds ``42::bigint`` and
@@ -156,12 +158,16 @@ def _bind(lib):
         "bfc_from_text": (P, [_ctypes.c_char_p, size, E]),
         "bfc_load": (P, [_ctypes.c_char_p, size, E]),
         "bfc_create": (P, [_ctypes.c_int, _ctypes.c_uint64, _ctypes.c_double, E]),
+        "bfc_create_growing": (P, [_ctypes.c_int, _ctypes.c_uint64, _ctypes.c_double,
+                                   _ctypes.c_int, E]),
         "bfc_copy": (P, [P, E]),
         "bfc_free": (None, [P]),
         "bfc_bytes": (_ctypes.POINTER(_ctypes.c_uint8), [P, _ctypes.POINTER(size)]),
         "bfc_text_size": (size, [P]),
         "bfc_write_text": (size, [P, _ctypes.c_char_p]),
         "bfc_get_info": (None, [P, _ctypes.POINTER(_Info)]),
+        "bfc_segments": (_ctypes.c_int, [P]),
+        "bfc_growth": (_ctypes.c_int, [P]),
         "bfc_filter_kind": (_ctypes.c_int, [P]),
         "bfc_set_v1_utf8": (None, [P, _ctypes.c_bool]),
         "bfc_union": (_ctypes.c_int, [P, P, E]),
@@ -286,19 +292,31 @@ class Filter:
         return cls._wrap(handle, v1_utf8)
 
     @classmethod
-    def empty(cls, kind, capacity, fpr=0.01):
+    def empty(cls, kind, capacity, fpr=0.01, growth=0):
         """A new filter for ``capacity`` keys at false-positive rate
-        ``fpr``, sized exactly as ``bloom_empty(capacity, fpr)`` sizes it
-        (so the two can be unioned).  ``kind`` is the kind of its keys:
-        "number", "float", "text", "bytea", "uuid", "boolean", "date",
-        "timestamp", "timestamptz", or None for whatever comes first."""
+        ``fpr``, sized exactly as ``bloom_empty(capacity, fpr, growth)``
+        sizes it (so the two can be unioned).  ``kind`` is the kind of its
+        keys: "number", "float", "text", "bytea", "uuid", "boolean", "date",
+        "timestamp", "timestamptz", or None for whatever comes first.
+
+        ``growth`` 0 makes a filter of fixed size; 2 to 16, one that grows
+        as keys come: once ``capacity`` keys are in, it adds a segment
+        ``growth`` times larger, and so on, keeping its false-positive rate
+        below ``fpr``."""
         number = 0 if kind is None else KINDS.get(kind)
         if number is None or number == KINDS["other"]:
             raise ValueError("unknown key kind %r; one of %s" % (
                 kind, ", ".join(k for k in KINDS if k not in ("none", "other"))))
         if not isinstance(capacity, int) or capacity < 1 or capacity > _INT64_MAX:
             raise ValueError("capacity must be an integer from 1 to 2^63 - 1")
-        handle = _checked(_lib.bfc_create, number, capacity, float(fpr))
+        if not isinstance(growth, int) or isinstance(growth, bool) or \
+                not (growth == 0 or 2 <= growth <= 16):
+            raise ValueError("growth must be 0 (a filter of fixed size) or an integer "
+                             "from 2 to 16")
+        if growth == 0:
+            handle = _checked(_lib.bfc_create, number, capacity, float(fpr))
+        else:
+            handle = _checked(_lib.bfc_create_growing, number, capacity, float(fpr), growth)
         return cls(handle)
 
     @classmethod
@@ -459,9 +477,11 @@ class Filter:
 
     def union(self, other):
         """A new filter holding the keys of both, as the server's
-        ``self | other``: both need the same size, rate, format version and
-        kind (filters from ``bloom_empty(capacity, fpr)`` and
-        ``Filter.empty(kind, capacity, fpr)`` with equal arguments do)."""
+        ``self | other``: both need the same capacity, rate, growth, format
+        version and kind (filters from ``bloom_empty(capacity, fpr,
+        growth)`` and ``Filter.empty(kind, capacity, fpr, growth)`` with
+        equal arguments do).  Growing filters may differ in how far they
+        grew."""
         result = self.copy()
         result.update(other)
         return result
@@ -497,7 +517,10 @@ class Filter:
         return _KIND_NAMES.get(_lib.bfc_filter_kind(self._handle), "unknown")
 
     def info(self):
-        """The fields of the server's ``bloom_info(filter)``, as a dict."""
+        """The fields of the server's ``bloom_info(filter)``, as a dict:
+        for a growing filter, layout "chained", bits and capacity summed
+        over its segments and hashes its last segment's; ``segments`` (1
+        for a filter of fixed size) and ``growth`` (None for one)."""
         info = _Info()
         _lib.bfc_get_info(self._handle, _ctypes.byref(info))
         result = {}
@@ -508,6 +531,8 @@ class Filter:
             result[name] = value
         if result["key_environment"] == "":
             result["key_environment"] = None
+        result["segments"] = _lib.bfc_segments(self._handle)
+        result["growth"] = _lib.bfc_growth(self._handle) or None
         return result
 
     def __eq__(self, other):

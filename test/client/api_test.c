@@ -4,8 +4,13 @@
  *	  (client/bloomfilter.h) without a server: typed and text keys agree,
  *	  keys of the wrong kind and filters of kind "other" are errors,
  *	  version 1 rules, the forms round-trip, bloom_empty's sizing, the key
- *	  syntaxes at their edges, and probing and sizing from several threads.
- *	  Built twice, against the static and the shared library.
+ *	  syntaxes at their edges, growing filters (chains of segments), and
+ *	  probing, sizing and growing from several threads.  Built twice,
+ *	  against the static and the shared library.
+ *
+ * With --chain CAPACITY FPR GROWTH it builds a chain of the int64 keys on
+ * stdin (one per line) instead, and prints its bytes in hex twice: added
+ * one by one, and in one batch; run.sh compares them with the server's.
  *
  * Prints "ok - ..." / "not ok - ..." lines; exits non-zero on a failure.
  */
@@ -215,8 +220,146 @@ test_other(void)
 	bfc_free(other);
 }
 
-/* Many threads probe one filter and size new ones at alternating rates. */
+/* Whether two filters have the same bytes. */
+static int
+same_bytes(const bfc_filter *a, const bfc_filter *b)
+{
+	size_t		alen;
+	size_t		blen;
+	const uint8_t *abytes = bfc_bytes(a, &alen);
+	const uint8_t *bbytes = bfc_bytes(b, &blen);
+
+	return alen == blen && memcmp(abytes, bbytes, alen) == 0;
+}
+
+/* A chain of capacity 100, growth 2, holding first..last. */
+static bfc_filter *
+chain_of(int64_t first, int64_t last, int growth)
+{
+	bfc_filter *f = bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, growth, NULL);
+
+	for (int64_t i = first; i <= last; i++)
+		bfc_add_int64(f, i, NULL);
+	return f;
+}
+
+static void
+test_chains(void)
+{
+	bfc_error	err;
+	bfc_filter *f = bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 2, &err);
+	bfc_filter *g;
+	bfc_filter *h;
+	bfc_info	info;
+	int64_t		keys[1000];
+	int			all = 1;
+	int			absent_found = 0;
+	size_t		len;
+	char	   *text;
+
+	bfc_get_info(f, &info);
+	check("bfc_create_growing(100, 0.01, 2): a chain of one empty segment, growth 2",
+		  f != NULL && strcmp(info.layout, "chained") == 0 && bfc_segments(f) == 1 &&
+		  bfc_growth(f) == 2 && info.capacity == 100 && info.bits_set == 0 &&
+		  info.bytes == 56 + 16 + info.bits / 8);
+	g = bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 0, &err);
+	h = bfc_create(BFC_KIND_NUMBER, 100, 0.01, &err);
+	check("growth 0 is bfc_create's filter of fixed size, segments 1 and growth 0",
+		  same_bytes(g, h) && bfc_segments(g) == 1 && bfc_growth(g) == 0);
+	bfc_free(g);
+	bfc_free(h);
+	check("growth 1 and 17 are refused",
+		  bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 1, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM &&
+		  bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 17, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM && strstr(err.message, "growth") != NULL);
+	check("a chain's bad capacity and rate are refused as bfc_create refuses them",
+		  bfc_create_growing(BFC_KIND_NUMBER, 0, 0.01, 2, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM &&
+		  bfc_create_growing(BFC_KIND_NUMBER, 100, 0.6, 2, &err) == NULL &&
+		  err.code == BFC_ERR_PARAM);
+	check("a chain with nothing added answers absent", bfc_contains_int64(f, 1, &err) == 0);
+
+	for (int i = 0; i < 1000; i++)
+		keys[i] = i;
+	for (int i = 0; i < 1000; i++)
+		bfc_add_int64(f, keys[i], &err);
+	for (int i = 0; i < 1000; i++)
+		all &= bfc_contains_int64(f, i, &err) == 1;
+	for (int i = 1000; i < 101000; i++)
+		absent_found += bfc_contains_int64(f, i, &err) == 1;
+	bfc_get_info(f, &info);
+	check("1000 keys grow it to 4 segments (100 + 200 + 400 + 800), every key found",
+		  all && bfc_segments(f) == 4 && info.capacity == 1500 && info.inserted == 1000);
+	check("... and absent keys are found at most at its rate (< 1% of 100,000)",
+		  absent_found < 1000);
+
+	g = bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 2, &err);
+	bfc_add_int64_many(g, keys, 1000, &err);
+	check("a batch add grows it to the same bytes as one add per key", same_bytes(f, g));
+	bfc_free(g);
+
+	bfc_get_info(f, &info);
+	len = (size_t) info.bytes;
+	for (int i = 0; i < 1000; i++)
+		bfc_add_int64(f, keys[i], &err);
+	bfc_get_info(f, &info);
+	check("the same keys again take no room: no new segment, only inserted counts them",
+		  (size_t) info.bytes == len && bfc_segments(f) == 4 && info.inserted == 2000);
+
+	text = malloc(bfc_text_size(f));
+	bfc_write_text(f, text);
+	g = bfc_load(text, strlen(text), &err);
+	check("a chain's text form round-trips", g != NULL && same_bytes(f, g));
+	free(text);
+	{
+		const uint8_t *bytes = bfc_bytes(f, &len);
+
+		h = bfc_from_bytes(bytes, len, &err);
+		check("a chain's binary form round-trips", h != NULL && same_bytes(f, h));
+		bfc_free(h);
+	}
+	bfc_free(g);
+	bfc_free(f);
+
+	/* unions: segment by segment, the longer chain's further segments as they are */
+	f = chain_of(0, 999, 2);
+	g = chain_of(5000, 5099, 2);
+	h = bfc_copy(g, &err);
+	check("union of a chain into a shorter one takes its further segments",
+		  bfc_union(h, f, &err) == 0 && bfc_segments(h) == 4);
+	all = 1;
+	for (int i = 0; i < 1000; i++)
+		all &= bfc_contains_int64(h, i, &err) == 1;
+	for (int i = 5000; i < 5100; i++)
+		all &= bfc_contains_int64(h, i, &err) == 1;
+	bfc_get_info(h, &info);
+	check("... finds the keys of both, and sums their inserted counts",
+		  all && info.inserted == 1100);
+	check("union of chains is symmetric: f | g has the bytes of g | f",
+		  bfc_union(f, g, &err) == 0 && same_bytes(f, h));
+	bfc_free(g);
+	bfc_free(h);
+	g = bfc_create(BFC_KIND_NUMBER, 100, 0.01, &err);
+	check("union of a chain and a filter of fixed size is refused, both ways",
+		  bfc_union(f, g, &err) == -1 && err.code == BFC_ERR_INCOMPATIBLE &&
+		  bfc_union(g, f, &err) == -1 && err.code == BFC_ERR_INCOMPATIBLE);
+	bfc_free(g);
+	g = chain_of(0, 10, 4);
+	check("union of chains of different growth factors is refused, naming them",
+		  bfc_union(f, g, &err) == -1 && err.code == BFC_ERR_INCOMPATIBLE &&
+		  strstr(err.message, "growth 2") != NULL && strstr(err.message, "growth 4") != NULL);
+	bfc_free(g);
+	bfc_free(f);
+}
+
+/*
+ * Many threads probe one filter and size new ones at alternating rates;
+ * now and then each also builds a chain, and loads one (validating a
+ * chain sizes its segments), at those rates too.
+ */
 static bfc_filter *shared;
+static bfc_filter *reference_chains[2];	/* at 0.01, at 0.001 */
 static int	thread_failures;
 
 static void *
@@ -236,6 +379,23 @@ worker(void *arg)
 		bfc_free(f);
 		if (bfc_contains_int64(shared, i, NULL) != 1)
 			__atomic_add_fetch(&thread_failures, 1, __ATOMIC_RELAXED);
+		if (i % 400 == 0)
+		{
+			bfc_filter *reference = reference_chains[fpr == 0.01 ? 0 : 1];
+			const uint8_t *bytes;
+			size_t		len;
+			bfc_filter *loaded;
+
+			f = bfc_create_growing(BFC_KIND_NUMBER, 10, fpr, 2, NULL);
+			for (int64_t key = 0; key < 200; key++)
+				bfc_add_int64(f, key, NULL);
+			bytes = bfc_bytes(reference, &len);
+			loaded = bfc_from_bytes(bytes, len, NULL);
+			if (!same_bytes(f, reference) || loaded == NULL)
+				__atomic_add_fetch(&thread_failures, 1, __ATOMIC_RELAXED);
+			bfc_free(loaded);
+			bfc_free(f);
+		}
 	}
 	return NULL;
 }
@@ -248,13 +408,80 @@ test_threads(void)
 	shared = bfc_create(BFC_KIND_NUMBER, 5000, 0.01, NULL);
 	for (int i = 0; i < 2000; i++)
 		bfc_add_int64(shared, i, NULL);
+	for (int r = 0; r < 2; r++)
+	{
+		reference_chains[r] = bfc_create_growing(BFC_KIND_NUMBER, 10, r == 0 ? 0.01 : 0.001,
+												 2, NULL);
+		for (int64_t key = 0; key < 200; key++)
+			bfc_add_int64(reference_chains[r], key, NULL);
+	}
 	for (long i = 0; i < 4; i++)
 		pthread_create(&threads[i], NULL, worker, (void *) i);
 	for (int i = 0; i < 4; i++)
 		pthread_join(threads[i], NULL);
-	check("4 threads probing one filter and sizing new ones at alternating rates agree",
-		  thread_failures == 0);
+	check("4 threads probing one filter, sizing new ones and building and loading chains "
+		  "at alternating rates agree", thread_failures == 0);
 	bfc_free(shared);
+	bfc_free(reference_chains[0]);
+	bfc_free(reference_chains[1]);
+}
+
+static void
+print_hex(const bfc_filter *filter)
+{
+	size_t		len;
+	const uint8_t *bytes = bfc_bytes(filter, &len);
+
+	for (size_t i = 0; i < len; i++)
+		printf("%02x", bytes[i]);
+	putchar('\n');
+}
+
+/* --chain CAPACITY FPR GROWTH: see the header. */
+static int
+build_chain(char **argv)
+{
+	uint64_t	capacity = strtoull(argv[0], NULL, 10);
+	double		fpr = strtod(argv[1], NULL);
+	int			growth = atoi(argv[2]);
+	bfc_error	err;
+	bfc_filter *one_by_one = bfc_create_growing(BFC_KIND_NUMBER, capacity, fpr, growth, &err);
+	bfc_filter *batch = bfc_create_growing(BFC_KIND_NUMBER, capacity, fpr, growth, &err);
+	int64_t    *keys = NULL;
+	size_t		n = 0;
+	size_t		room = 0;
+	long long	key;
+
+	if (one_by_one == NULL || batch == NULL)
+	{
+		fprintf(stderr, "%s\n", err.message);
+		return 1;
+	}
+	while (scanf("%lld", &key) == 1)
+	{
+		if (n == room)
+		{
+			room = room ? 2 * room : 1024;
+			keys = realloc(keys, room * sizeof(int64_t));
+		}
+		keys[n++] = key;
+		if (bfc_add_int64(one_by_one, key, &err) != 0)
+		{
+			fprintf(stderr, "%s\n", err.message);
+			return 1;
+		}
+	}
+	if (bfc_add_int64_many(batch, keys, n, &err) != 0)
+	{
+		fprintf(stderr, "%s\n", err.message);
+		return 1;
+	}
+	print_hex(one_by_one);
+	print_hex(batch);
+	free(keys);
+	bfc_free(one_by_one);
+	bfc_free(batch);
+	return 0;
 }
 
 /*
@@ -308,10 +535,13 @@ main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--junk") == 0)
 		return junk();
+	if (argc == 5 && strcmp(argv[1], "--chain") == 0)
+		return build_chain(argv + 2);
 	test_numbers();
 	test_kinds();
 	test_forms_and_sizing();
 	test_other();
+	test_chains();
 	test_threads();
 	return failures != 0;
 }

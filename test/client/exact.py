@@ -8,9 +8,11 @@ give exactly the same answers (true for every present key, and the very
 same false positives among the absent ones).  Filters built by the CLI and
 the module must equal the server's byte for byte, answer the same when the
 server probes them, and union with server-built filters into the server's
-union.  Version 1 filters, a LATIN1 database, bloom_info's fields and
-damaged binary and text values (the fuzz corpus and mutants) are compared
-likewise.
+union.  Growing filters (chains of segments, bloom_empty(capacity, fpr,
+growth)) are compared likewise: the server's, read by the client; the
+client's, built and grown to the server's bytes; their unions.  Version 1
+filters, a LATIN1 database, bloom_info's fields and damaged binary and text
+values (the fuzz corpus and mutants) are compared likewise.
 
 Prints "ok - ..." / "not ok - ..." lines, which run.sh counts, and "#"
 lines of detail.
@@ -189,7 +191,7 @@ def info_matches(server_info, client_info):
 
 INFO_FIELDS = ["format_version", "layout", "bits", "bytes", "hashes", "capacity", "target_fpr",
                "inserted", "bits_set", "fill_ratio", "estimated_distinct", "estimated_fpr",
-               "key_kind", "seed", "key_environment", "over_capacity"]
+               "key_kind", "seed", "key_environment", "over_capacity", "segments", "growth"]
 
 
 def server_info(server, expression, db="client"):
@@ -215,6 +217,8 @@ def cli_info_as_values(info):
             typed[name] = text
         elif name == "key_environment":
             typed[name] = text or None
+        elif name == "growth":
+            typed[name] = int(text) if text else None
         elif name == "over_capacity":
             typed[name] = text == "t"
         elif name in ("target_fpr", "fill_ratio", "estimated_distinct", "estimated_fpr"):
@@ -363,6 +367,205 @@ def hash_bit(server, i):
 def load_hash_bits(server):
     for i, bit in server.rows("SELECT DISTINCT id, hashint4(id) & 1 FROM keys"):
         _hash_bits[int(i)] = bit == "1"
+
+
+# ---------------------------------------------------------------------------
+# Growing filters: chains of segments
+
+# The server's chains: bloom_add_all over bloom_empty(capacity, fpr, growth)
+# of the present keys in id order, or bloom_agg(key, capacity, fpr, growth).
+SERVER_CHAINS = [
+    ("number", "bloom_add_all(bloom_empty(1000, 0.01, 2), array_agg(s::numeric ORDER BY id))",
+     "bloom_add_all(bloom_empty(1000, 0.01, 2), keys)"),
+    ("text", "bloom_agg(s::text, 1000, 0.01, 2)", "bloom_agg(key, 1000, 0.01, 2)"),
+    ("uuid", "bloom_agg(s::uuid, 1000, 0.001, 4)", "bloom_agg(key, 1000, 0.001, 4)"),
+]
+
+
+def write_forms(work, name, hex_value, text):
+    """The value in its binary, text and hex forms, in files; their paths."""
+    paths = {form: os.path.join(work, "%s.%s" % (name, form)) for form in ("bin", "txt", "hex")}
+    with open(paths["bin"], "wb") as f:
+        f.write(bytes.fromhex(hex_value))
+    with open(paths["txt"], "w") as f:
+        f.write(text + "\n")
+    with open(paths["hex"], "w") as f:
+        f.write("\\x" + hex_value + "\n")
+    return paths
+
+
+def test_server_chain(server, work, kind, expression, description, rows):
+    """A chain the server built, read by the CLI and the module: the
+    server's answers for every key, the forms, bloom_info."""
+    sql_type = SQL_TYPES[kind]
+    keys = [r[2] for r in rows]
+    present = [r[1] for r in rows]
+    ids = [r[0] for r in rows]
+    server.run("CREATE TABLE chain_{k} AS SELECT {e} AS f FROM keys WHERE kind = '{k}' AND present"
+               .format(k=kind, e=expression))
+    hex_value, text, segments = server.rows(
+        "SELECT encode(f::bytea, 'hex'), f::text, (bloom_info(f)).segments FROM chain_%s" % kind)[0]
+    label = "%s chain %s (%s segments)" % (kind, description, segments)
+    check("%s: the server's has 4 segments or more" % label, int(segments) >= 4)
+    answers = {int(i): a == "t" for i, a in server.rows(
+        "SELECT k.id, bloom_contains(c.f, k.s::{t}) FROM keys k, chain_{k} c "
+        "WHERE k.kind = '{k}'".format(k=kind, t=sql_type))}
+    expected = [answers[i] for i in ids]
+    answered_t = sum(1 for e, p in zip(expected, present) if e and not p)
+    check("%s: the server finds every present key" % label,
+          all(e for e, p in zip(expected, present) if p))
+
+    paths = write_forms(work, "chain_" + kind, hex_value, text)
+    got = cli_answers(paths["bin"], keys)
+    check("%s: CLI gives the server's answer for every key (%d present, %d absent of which "
+          "%d answered t)" % (label, sum(present), len(rows) - sum(present), answered_t),
+          got == expected, differences(keys, got, expected))
+    check("%s: CLI answers alike from the text and hex forms" % label,
+          cli_answers(paths["txt"], keys) == got and cli_answers(paths["hex"], keys) == got)
+
+    f = bloomfilter.Filter.from_bytes(bytes.fromhex(hex_value))
+    values = [native(kind, k, p) for k, p in zip(keys, present)]
+    usable = [i for i, v in enumerate(values) if v is not None]
+    py_keys = [values[i] for i in usable]
+    py_expected = [expected[i] for i in usable]
+    one_by_one = [f.contains(v) for v in py_keys]
+    check("%s: Python contains() gives the server's answer for %d keys" % (label, len(py_keys)),
+          one_by_one == py_expected, differences(py_keys, one_by_one, py_expected))
+    many = f.contains_many(py_keys)
+    check("%s: Python contains_many() likewise" % label, many == py_expected,
+          differences(py_keys, many, py_expected))
+    check("%s: Python from_text() equals from_bytes(), and to_text() the server's text" % label,
+          bloomfilter.Filter.from_text(text) == f and f.to_text() == text and
+          f.to_bytes().hex() == hex_value)
+    converted = cli("convert", paths["bin"]).stdout.decode().strip()
+    check("%s: CLI convert binary -> text gives the server's text" % label, converted == text)
+
+    s_info = server_info(server, "(SELECT f FROM chain_%s)" % kind)
+    problems = info_matches(s_info, f.info())
+    check("%s: Python info() equals bloom_info (layout %s, segments %s, growth %s)"
+          % (label, s_info["layout"], s_info["segments"], s_info["growth"]),
+          not problems, problems)
+    problems = info_matches(s_info, cli_info_as_values(cli_info(paths["bin"])))
+    check("%s: CLI info equals bloom_info" % label, not problems, problems)
+
+
+def server_hex(server, expression):
+    return server.run("SELECT encode((%s)::bytea, 'hex')" % expression).strip()
+
+
+def test_client_chains(server, work, rows):
+    """Chains the client builds and grows, from the number keys: the
+    server's bytes when it adds the same keys in the same order (repeated
+    keys and false positives among them take no room), its unions."""
+    ordered = sorted(r for r in rows if r[1])        # present keys, by id
+    keys = [r[2] for r in ordered]
+    values = [native("number", k, True) for k in keys]
+    server_chain = server.rows("SELECT encode(f::bytea, 'hex') FROM chain_number")[0][0]
+    label = "number chain of %d keys" % len(keys)
+
+    # built: the module (one key at a time, mixed int and Decimal) and the CLI
+    g = bloomfilter.Filter.empty("number", 1000, 0.01, growth=2)
+    g.add_many(values)
+    check("%s: Python empty(growth=2) + add_many() equals bloom_add_all(bloom_empty(1000, "
+          "0.01, 2), keys) byte for byte (%d segments)" % (label, g.info()["segments"]),
+          g.to_bytes().hex() == server_chain)
+    built = cli("build", "--kind", "number", "--capacity", "1000", "--fpr", "0.01",
+                "--growth", "2", stdin="".join(k + "\n" for k in keys).encode()).stdout
+    check("%s: CLI build --growth 2 likewise" % label, built.hex() == server_chain)
+
+    # int keys in one batch (bfc_add_int64_many), repeated ones among them
+    ints = [(i * 7919) % 12007 - 6000 for i in range(1, 20001)]
+    expected = server_hex(server, "bloom_add_all(bloom_empty(500, 0.001, 3), ARRAY[%s]::bigint[])"
+                          % ",".join(map(str, ints)))
+    g = bloomfilter.Filter.empty("number", 500, 0.001, growth=3)
+    g.add_many(ints)
+    check("20000 int keys (12007 distinct) in one batch: Python add_many() equals "
+          "bloom_add_all(bloom_empty(500, 0.001, 3), keys) byte for byte (%d segments)"
+          % g.info()["segments"], g.to_bytes().hex() == expected)
+    h = bloomfilter.Filter.empty("number", 500, 0.001, growth=3)
+    for v in ints:
+        h.add(v)
+    check("... and add() one key at a time likewise", h == g)
+
+    # grown: a server chain of the first half, the second half added by the client
+    half = len(keys) // 2
+    first_half = server.rows(
+        "SELECT encode(bloom_add_all(bloom_empty(1000, 0.01, 2), array_agg(s::numeric ORDER BY id) "
+        "FILTER (WHERE rank <= %d))::bytea, 'hex') FROM (SELECT s, id, rank() OVER (ORDER BY id) "
+        "FROM keys WHERE kind = 'number' AND present) k" % half)[0][0]
+    f = bloomfilter.Filter.from_bytes(bytes.fromhex(first_half))
+    before = f.info()["segments"]
+    f.add_many(values[half:])
+    check("%s: the server's chain of the first %d keys (%d segments), grown by Python with the "
+          "rest (%d segments), equals the server's of all the keys byte for byte"
+          % (label, half, before, f.info()["segments"]), f.to_bytes().hex() == server_chain)
+    path = os.path.join(work, "chain_half.hex")
+    with open(path, "w") as out:
+        out.write("\\x" + first_half + "\n")
+    grown = cli("add", path, stdin="".join(k + "\n" for k in keys[half:]).encode()).stdout
+    check("%s: ... and grown by CLI add likewise (in the input's hex form)" % label,
+          grown.decode().strip() == "\\x" + server_chain)
+
+    # unions of client chains of different lengths, both ways, with the server's
+    ids = [r[0] for r in ordered]
+    a_values = [v for v, i in zip(values, ids) if not hash_bit(server, i)]
+    b_values = [v for v, i in zip(values, ids) if hash_bit(server, i)][:2500]
+    a = bloomfilter.Filter.empty("number", 1000, 0.01, growth=2)
+    a.add_many(a_values)
+    b = bloomfilter.Filter.empty("number", 1000, 0.01, growth=2)
+    b.add_many(b_values)
+    a_hex, b_hex = a.to_bytes().hex(), b.to_bytes().hex()
+    both = "decode('%s', 'hex')::bloom | decode('%s', 'hex')::bloom"
+    for first, second, first_hex, second_hex, name in ((a, b, a_hex, b_hex, "a | b"),
+                                                       (b, a, b_hex, a_hex, "b | a")):
+        expected = server_hex(server, both % (first_hex, second_hex))
+        union = first.union(second)
+        check("union of client chains of %d and %d segments, %s: Python equals the server's "
+              "byte for byte" % (first.info()["segments"], second.info()["segments"], name),
+              union.to_bytes().hex() == expected)
+        paths = []
+        for n, value in enumerate((first, second)):
+            paths.append(os.path.join(work, "chain_union_%d.bin" % n))
+            with open(paths[-1], "wb") as out:
+                out.write(value.to_bytes())
+        check("... CLI union likewise", cli("union", *paths).stdout.hex() == expected)
+        s_info = server_info(server, "(%s)" % (both % (first_hex, second_hex)))
+        problems = info_matches(s_info, union.info())
+        check("... and its info() equals bloom_info (%s segments, inserted %s)"
+              % (s_info["segments"], s_info["inserted"]), not problems, problems)
+    expected = server_hex(server, "decode('%s', 'hex')::bloom | (SELECT f FROM chain_number)" % b_hex)
+    check("union of a client chain and the server's: Python equals the server's byte for byte",
+          b.union(bloomfilter.Filter.from_bytes(bytes.fromhex(server_chain))).to_bytes().hex()
+          == expected)
+
+    # refused as the server refuses them
+    for other, what in ((bloomfilter.Filter.empty("number", 1000, 0.01), "a filter of fixed size"),
+                        (bloomfilter.Filter.empty("number", 1000, 0.01, growth=4),
+                         "a chain of growth 4"),
+                        (bloomfilter.Filter.empty("number", 999, 0.01, growth=2),
+                         "a chain of capacity 999")):
+        other.add(1)
+        try:
+            a.union(other)
+            client_refused = False
+        except bloomfilter.IncompatibleFiltersError:
+            client_refused = True
+        try:
+            server_hex(server, both % (a_hex, other.to_bytes().hex()))
+            server_refused = False
+        except RuntimeError as e:
+            server_refused = "different parameters" in str(e)
+        check("union of a growth 2 chain and %s: refused by the client as by the server" % what,
+              client_refused and server_refused)
+
+
+def test_chains(server, work, by_kind):
+    for kind, expression, description in SERVER_CHAINS:
+        try:
+            test_server_chain(server, work, kind, expression, description, by_kind[kind])
+        except Exception as e:
+            check("%s chain: the comparison ran to its end" % kind, False, repr(e))
+    test_client_chains(server, work, by_kind["number"])
 
 
 # ---------------------------------------------------------------------------
@@ -660,6 +863,8 @@ def test_damaged(server, work):
             SELECT bloom_agg(s::numeric) FROM (SELECT s FROM keys WHERE kind = 'number' LIMIT 300) k
             UNION ALL SELECT bloom_agg(s) FROM (SELECT s FROM keys WHERE kind = 'text' LIMIT 100) k
             UNION ALL SELECT bloom_empty(10)
+            UNION ALL SELECT bloom_empty(10, 0.01, 2)
+            UNION ALL SELECT bloom_add_all(bloom_empty(20, 0.01, 3), ARRAY(SELECT generate_series(1, 300)))
             UNION ALL SELECT bloom_agg(jsonb_build_object('a', i)) FROM generate_series(1, 50) i
             UNION ALL SELECT bloom_agg(int4range(i, i + 2)) FROM generate_series(1, 50) i
             UNION ALL SELECT f FROM v1_number) s(f)""")]
@@ -778,7 +983,8 @@ def main():
             test_kind(server, work, kind, by_kind[kind])
         except Exception as e:  # a stage that stops is one failure, with its reason
             check("%s: the comparison ran to its end" % kind, False, repr(e))
-    for stage in (lambda: test_version_1(server, work, by_kind),
+    for stage in (lambda: test_chains(server, work, by_kind),
+                  lambda: test_version_1(server, work, by_kind),
                   lambda: test_latin1(server, work),
                   lambda: test_damaged(server, work),
                   lambda: test_syntax(server)):

@@ -12,8 +12,12 @@
 #      the server's into the server's union; version 1 filters, a LATIN1
 #      database, bloom_info, and damaged binary and text values (the fuzz
 #      corpus and mutants) are judged as the server judges them;
+#      growing filters (chains of segments) likewise: the server's read by
+#      the client, the client's built and grown to the server's bytes,
+#      their unions;
 #   3. api_test.c, against the static and the shared library, and with
-#      AddressSanitizer and UBSan, also over junk keys and text forms;
+#      AddressSanitizer and UBSan, also over junk keys and text forms; the C
+#      API's chains (api_test.c --chain) against the server's;
 #   4. the CLI's exit codes and messages;
 #   5. the examples of docs/client.md's "Using filters in your application";
 #   6. bench/client.sh's figures, reported as "#" lines (not checks).
@@ -110,6 +114,29 @@ api_tests() {
 	done
 }
 
+# The C API's chains, one add per key and in one batch (api_test.c
+# --chain), against the server's bloom_add_all of the same keys in the same
+# order: byte for byte.  The keys repeat, and a repeated key takes no room
+# in a chain's last segment.
+chain_api() {
+	local capacity fpr growth expected segments keys="(i * 7919) % 12007 - 6000"
+	sql -d client -c "SELECT $keys FROM generate_series(1, 20000) i ORDER BY i" >"$work/chain.keys"
+	while read -r capacity fpr growth; do
+		read -r expected segments < <(sql -d client -F ' ' -c "SELECT encode(f::bytea, 'hex'), (bloom_info(f)).segments
+			FROM (SELECT bloom_add_all(bloom_empty($capacity, $fpr, $growth), array_agg($keys ORDER BY i)) AS f
+				FROM generate_series(1, 20000) i) s")
+		"$work/api_static" --chain "$capacity" "$fpr" "$growth" <"$work/chain.keys" >"$work/chain.out" 2>&1
+		check "C API: a chain bloom_empty($capacity, $fpr, $growth) of 20000 keys, 12007 distinct, one bfc_add_int64 per key, equals the server's byte for byte ($segments segments)" \
+			test "$(sed -n 1p "$work/chain.out")" = "$expected"
+		check "C API: ... and in one bfc_add_int64_many, likewise" \
+			test "$(sed -n 2p "$work/chain.out")" = "$expected"
+	done <<-EOF
+		1000 0.01 2
+		100 0.001 4
+		50 0.05 16
+	EOF
+}
+
 # The library built from its sources with AddressSanitizer and UBSan: the
 # API tests, then junk keys of every kind and junk text forms.
 sanitizers() {
@@ -194,6 +221,23 @@ cli_tests() {
 	"$CLI" build --kind number --capacity 1000 --fpr 0.001 </dev/null >"$d/other_rate.bin"
 	expect_exit 1 "union of filters of different rates is refused" \
 		"$CLI" union "$d/ints.txt" "$d/other_rate.bin"
+	expect_exit 2 "build --growth that is no integer is a usage error" \
+		"$CLI" build --kind number --capacity 10 --growth two
+	expect_exit 1 "build --growth 1 is refused, as bloom_empty refuses it" \
+		"$CLI" build --kind number --capacity 10 --growth 1
+	expect_exit 2 "--growth is an option of build alone" "$CLI" info --growth 2 "$d/ints.txt"
+	seq 1 1000 | "$CLI" build --kind number --capacity 1000 --growth 2 >"$d/chain.bin"
+	expect_exit 1 "union of a growing filter and one of fixed size is refused" \
+		"$CLI" union "$d/ints.txt" "$d/chain.bin"
+	if "$CLI" info "$d/chain.bin" >"$d/chain.info" &&
+		grep -qx "$(printf 'layout\tchained')" "$d/chain.info" &&
+		grep -qx "$(printf 'segments\t1')" "$d/chain.info" &&
+		grep -qx "$(printf 'growth\t2')" "$d/chain.info" &&
+		"$CLI" info "$d/ints.txt" | grep -qx "$(printf 'growth\t')"; then
+		ok "CLI: info prints a chain's layout, segments and growth (empty for a fixed filter)"
+	else
+		not_ok "CLI: info prints a chain's layout, segments and growth (empty for a fixed filter)"
+	fi
 	if [ "$("$CLI" contains "$d/ints.hex" -5 5 -- -6)" = "$(printf -- '-5\tf\n5\tt\n-6\tf')" ]; then
 		ok "CLI: keys as arguments, negative ones included, from the hex form"
 	else
@@ -321,6 +365,7 @@ main() {
 	golden
 	exactness
 	api_tests
+	chain_api
 	sanitizers
 	cli_tests
 	install_client
