@@ -1,6 +1,8 @@
 # index.sh: part 5 of the stress tests, sourced by run.sh: the bloomfilter
 # index under 8 pgbench writers and a reader, an immediate stop in the
-# middle of the writes, and a streaming standby on the loopback.
+# middle of the writes, and a streaming standby on the loopback.  The index
+# starts at a capacity of 2,000 keys, so the writers make it grow by
+# segments while they race each other, the crash and the standby's replay.
 #
 # Redo runs with wal_consistency_checking, which compares every page it
 # rebuilds from the index's WAL records with the page the primary wrote.
@@ -34,6 +36,19 @@ index_writes_and_crash() {
 	checked=$(verify_index "$name")
 	check "index: bloom_index_verify after recovery finds every live key ($checked checked)" \
 		int_eq "$checked" "$after"
+	index_growth "$name"
+}
+
+# The writers grew the index, and it kept its target rate doing so.
+index_growth() {
+	local name=$1 segments hits
+	segments=$(db "$name" "SELECT segments FROM bloom_index_info('guarded_k')")
+	check "index: grew from 1 to $segments segments under concurrent writers" int_gt "$segments" 2
+	# keys are positive: negative ones are absent
+	hits=$(db "$name" "SELECT count(*) FROM generate_series(-1, -200000, -1) g
+		WHERE bloom_index_contains('guarded_k', g::bigint)")
+	check "index: measured false-positive rate after growing ($hits of 200000) is within the target 0.01" \
+		int_le "$hits" 2000
 }
 
 # A physical standby of the primary, streaming over the loopback.

@@ -1,3 +1,4 @@
--- The table the index stress part writes to, and its bloomfilter index.
+-- The table the index stress part writes to, and its bloomfilter index,
+-- small enough that the writers make it grow by several segments.
 CREATE TABLE guarded (k bigint NOT NULL);
-CREATE INDEX guarded_k ON guarded USING bloomfilter (k) WITH (capacity = 400000, fpr = 0.01);
+CREATE INDEX guarded_k ON guarded USING bloomfilter (k) WITH (capacity = 2000, fpr = 0.01);
