@@ -109,7 +109,12 @@ build() {
 			FROM generate_series(1, $VALUES_ADDED) AS i" &&
 		sql source -c "INSERT INTO largest VALUES (2, 'a small one', bloom_add(bloom_empty(10), 7))" &&
 		sql source -c "CREATE TABLE qfilters AS
-			SELECT qfilter_agg(i % 50000) AS f FROM generate_series(1, 100000) AS i"
+			SELECT qfilter_agg(i % 50000) AS f FROM generate_series(1, 100000) AS i" &&
+		sql source -c "CREATE TABLE chains AS
+			SELECT bloom_agg(i, 1000, 0.01, 2) AS f FROM generate_series(1, 20000) AS i" &&
+		sql source -c "CREATE TABLE guarded AS SELECT generate_series(1, 30000) AS k" &&
+		sql source -c "CREATE INDEX guarded_k ON guarded USING bloomfilter ((k * 2))
+			WITH (capacity = 5000, fpr = 0.001, growth = 2)"
 }
 
 source_checks() {
@@ -122,6 +127,7 @@ source_checks() {
 		[ "$got" = "$LARGEST_TEXT" ]
 	source_md5=$(sql source -c "SELECT md5(f::bytea) FROM largest WHERE id = 1")
 	source_qfilter_md5=$(sql source -c "SELECT md5(f::bytea) FROM qfilters")
+	source_chain_md5=$(sql source -c "SELECT md5(f::bytea) FROM chains")
 }
 
 dump_and_restore() {
@@ -156,6 +162,18 @@ restored_checks() {
 		FROM qfilters")
 	check "a restored qfilter has the same bytes, counts and keys (got $got)" \
 		[ "$got" = "t|2|t" ]
+	got=$(sql restored -c "SELECT md5(f::bytea) = '$source_chain_md5', (bloom_info(f)).segments,
+			(SELECT bool_and(f @> g) FROM generate_series(1, 20000) g)
+		FROM chains")
+	check "a restored growing filter has the same bytes, segments and keys (got $got)" \
+		[ "$got" = "t|5|t" ]
+	# recreated from its definition: an expression index with its options,
+	# grown by its build to hold the table (5,000 + 10,000 + 20,000 keys)
+	got=$(sql restored -c "SELECT capacity, target_fpr, segments, bloom_index_verify('guarded_k'),
+			bloom_index_contains('guarded_k', 60000)
+		FROM bloom_index_info('guarded_k')")
+	check "a bloomfilter index is recreated by pg_restore, with its options and every key (got $got)" \
+		[ "$got" = "35000|0.001|3|30000|t" ]
 }
 
 too_large_input() {
