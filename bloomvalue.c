@@ -505,6 +505,32 @@ BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
  * at again only after the count has grown by a tenth.
  */
 /*
+ * The first segment that has taken more than its capacity, if any: in a
+ * chain only the last one takes values, as long as the chain can grow, but
+ * a union fills segments side by side.
+ */
+static bool
+SegmentOverCapacity(Bloom *bloom, const BfHeader *header, BfSegment *segment)
+{
+	bf_segment_first(BloomData(bloom), header, segment);
+	do
+	{
+		if (segment->inserted > segment->capacity)
+			return true;
+	} while (bf_segment_next(BloomData(bloom), header, segment));
+	return false;
+}
+
+static bool
+ChainCanGrow(Bloom *bloom, const BfHeader *header)
+{
+	BfSegment	next;
+	size_t		new_len;
+
+	return bf_chain_next(header, BloomDataLen(bloom), &next, &new_len) == BF_OK;
+}
+
+/*
  * Loads per block up to which bf_blocked_fpr is a usable bound; far beyond
  * any sizing, its Poisson weights underflow.  Past it, the bits decide.
  */
@@ -517,15 +543,13 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 	static TimestampTz checked_statement = 0;
 	static uint64 checked_inserted = 0;
 	TimestampTz statement = GetCurrentStatementStartTimestamp();
-	BfSegment	last;
+	BfSegment	full;
 	double		load;
 	double		rate;
 
-	/* only a chain's last segment takes values, and it grows while it can */
-	bf_segment_last(BloomData(bloom), header, &last);
-	if (last.inserted <= last.capacity || warned_statement == statement)
+	if (!SegmentOverCapacity(bloom, header, &full) || warned_statement == statement)
 		return;
-	load = (double) last.inserted / last.nblocks;
+	load = (double) full.inserted / full.nblocks;
 	if (!bf_is_chain(header) && load < COUNT_BOUND_MAX_LOAD &&
 		bf_blocked_fpr(load, header->k) <= OVERFILL_RATE_FACTOR * header->fpr)
 		return;
@@ -543,8 +567,11 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 			 errmsg("bloom filter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",
 					rate, rate / header->fpr, header->fpr),
 			 bf_is_chain(header)
-			 ? errdetail("Its last segment, number %u, is as far as the chain can grow: it was sized for " UINT64_FORMAT " values and has taken " UINT64_FORMAT ".",
-						 last.index + 1, last.capacity, last.inserted)
+			 ? errdetail("Its segment %u was sized for " UINT64_FORMAT " values and has taken " UINT64_FORMAT "; %s.",
+						 full.index + 1, full.capacity, full.inserted,
+						 ChainCanGrow(bloom, header)
+						 ? "a union combines growing filters segment by segment and does not grow them"
+						 : "the chain cannot grow further")
 			 : errdetail("It was sized for " UINT64_FORMAT " values and has had " UINT64_FORMAT " added.",
 						 header->capacity, header->inserted),
 			 errhint("Rebuild it with a larger capacity; bloom_agg(value) sizes a filter for what it holds.")));
