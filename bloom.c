@@ -647,7 +647,10 @@ bf_segment_last(const uint8_t *value, const BfHeader *header, BfSegment *segment
 		;
 }
 
-/* A chain's segment count; a blocked value keeps its count in the header. */
+/*
+ * Stores a chain segment's inserted count in its descriptor; a blocked
+ * value keeps its one count in the header instead (bf_write_header).
+ */
 void
 bf_segment_store_inserted(uint8_t *value, const BfSegment *segment)
 {

@@ -384,12 +384,14 @@ typedef struct RateSizing
 
 /*
  * The last few rates sized, because callers ask for the same ones over and
- * over (one filter per group of a GROUP BY, two rates in one query): a new
- * one costs about 0.4 ms for its rate tables and maximum capacity, 3 ms
- * more if it is not in bf_known_sizing; after that a sizing takes 1-2 us.
+ * over (one filter per group of a GROUP BY, two rates in one query, and
+ * every segment of a chain, each at its own rate, whenever a chain is
+ * validated or grows): a new one costs about 0.4 ms for its rate tables
+ * and maximum capacity, 3 ms more if it is not in bf_known_sizing; after
+ * that a sizing takes 1-2 us.  A slot is 18 kB, touched only once used.
  * Not thread-safe; the server runs one thread per process.
  */
-#define RATE_SIZING_SLOTS 4
+#define RATE_SIZING_SLOTS (BF_MAX_SEGMENTS + 4)
 static RateSizing rate_sizings[RATE_SIZING_SLOTS];
 static int	next_rate_sizing;
 

@@ -8,6 +8,9 @@
  *
  *		gen_corpus DIR
  *
+ * Chains (layout 2) are grown through bf_filter_add, bf_chain_next and
+ * bf_chain_append, as the glue grows them.
+ *
  * Seeds are named valid-* and bad-*.  Each is checked against the status
  * the validator must give it, so the generator doubles as a test that the
  * committed seeds mean what their names say; it exits non-zero otherwise.
@@ -292,6 +295,192 @@ invalid(uint8_t *value)
 	h.inserted = 0;
 	bf_write_header(value, &h);
 	emit_value("bad-empty-with-bits", value, len, BF_ERR_EMPTY_HAS_BITS);
+}
+
+/* ---------------------------------------------------------------------
+ * Chains (layout 2), grown through the core as BloomAddHashes grows them.
+ * ---------------------------------------------------------------------
+ */
+
+#define MAX_CHAIN_SEED_BYTES 4096
+
+typedef struct SeedChain
+{
+	uint8_t		value[MAX_CHAIN_SEED_BYTES + BF_BLOCK_BYTES];
+	size_t		len;
+	BfHeader	header;
+} SeedChain;
+
+static void
+chain_grow(SeedChain *chain)
+{
+	BfSegment	next;
+	size_t		new_len;
+
+	FUZZ_CHECK(bf_chain_next(&chain->header, chain->len, &next, &new_len) == BF_OK);
+	FUZZ_CHECK(new_len <= MAX_CHAIN_SEED_BYTES);
+	bf_chain_append(chain->value, &chain->header, chain->len, &next);
+	chain->len = new_len;
+}
+
+/* A new chain of one empty segment, as bloom_empty makes it with a growth. */
+static void
+chain_start(SeedChain *chain, uint64_t capacity, double fpr, uint8_t growth,
+			uint64_t seed)
+{
+	FUZZ_CHECK(bf_chain_header(capacity, fpr, growth, &chain->header) == BF_OK);
+	chain->header.seed = seed;
+	chain->len = BF_HEADER_SIZE;
+	chain_grow(chain);
+}
+
+/* Adds integer keys one by one, growing when bf_filter_add asks to. */
+static void
+chain_add_keys(SeedChain *chain, BfKeyKind kind, uint64_t first, uint64_t count)
+{
+	chain->header.key_kind = kind;
+	for (uint64_t key = first; key < first + count; key++)
+	{
+		uint8_t		bytes[8];
+		uint64_t	hash;
+
+		for (int i = 0; i < 8; i++)
+			bytes[i] = (uint8_t) (key >> (8 * i));
+		hash = bf_hash(bytes, sizeof(bytes), chain->header.seed);
+		while (bf_filter_add(chain->value, chain->len, &chain->header, &hash, 1) == 0)
+			chain_grow(chain);
+	}
+}
+
+/* Whether the chain's last segment has taken its capacity. */
+static bool
+chain_last_full(const SeedChain *chain)
+{
+	BfSegment	last;
+
+	bf_segment_last(chain->value, &chain->header, &last);
+	return last.inserted >= last.capacity;
+}
+
+static void
+valid_chains(SeedChain *chain)
+{
+	uint64_t	key;
+
+	chain_start(chain, 10, 0.01, 2, 0);
+	emit_value("valid-chain-empty-10-0.01", chain->value, chain->len, BF_OK);
+
+	chain_start(chain, 4, 0.01, 2, 0);
+	chain_add_keys(chain, BF_KIND_NUMBER, 0, 20);
+	FUZZ_CHECK(chain->header.nsegments == 3);
+	emit_value("valid-chain-3-segments", chain->value, chain->len, BF_OK);
+
+	/* The last segment just full: the next value added grows the chain. */
+	chain_start(chain, 4, 0.01, 2, 0);
+	for (key = 0; chain->header.nsegments < 2 || !chain_last_full(chain); key++)
+		chain_add_keys(chain, BF_KIND_NUMBER, key, 1);
+	emit_value("valid-chain-last-full", chain->value, chain->len, BF_OK);
+
+	chain_start(chain, 1, 0.1, BF_MAX_GROWTH, 0);
+	chain_add_keys(chain, BF_KIND_DATE, 0, 18);
+	FUZZ_CHECK(chain->header.nsegments == 3);
+	emit_value("valid-chain-growth-16", chain->value, chain->len, BF_OK);
+
+	chain_start(chain, 8, 0.5, 3, UINT64_C(0x9e3779b97f4a7c15));
+	chain_add_keys(chain, BF_KIND_TEXT, 1000, 40);
+	emit_value("valid-chain-text-seeded", chain->value, chain->len, BF_OK);
+
+	/* The third segment's rate, 6.25e-19, is below the lowest: it stays at 2. */
+	chain_start(chain, 1, 5e-18, 2, 0);
+	chain_add_keys(chain, BF_KIND_UUID, 0, 12);
+	FUZZ_CHECK(chain->header.nsegments == 2 && chain_last_full(chain));
+	emit_value("valid-chain-cannot-grow", chain->value, chain->len, BF_OK);
+
+	chain_start(chain, 5, 0.05, 2, 7);
+	chain->header.key_tag = 0x2468ace1;
+	chain->header.env_encoding = 6;
+	chain->header.env_locale = 0x13572468;
+	chain_add_keys(chain, BF_KIND_OTHER, 0, 9);
+	emit_value("valid-chain-other-env", chain->value, chain->len, BF_OK);
+}
+
+/* Writes the chain with its header rewritten (checksum recomputed). */
+static void
+emit_changed_chain(const char *name, const SeedChain *chain, BfHeader header,
+				   BfStatus expected)
+{
+	static uint8_t value[MAX_CHAIN_SEED_BYTES];
+
+	memcpy(value, chain->value, chain->len);
+	bf_write_header(value, &header);
+	emit_value(name, value, chain->len, expected);
+}
+
+/* Writes the chain with one byte changed. */
+static void
+emit_chain_byte(const char *name, const SeedChain *chain, size_t at, uint8_t byte,
+				BfStatus expected)
+{
+	static uint8_t value[MAX_CHAIN_SEED_BYTES];
+
+	memcpy(value, chain->value, chain->len);
+	value[at] = byte;
+	emit_value(name, value, chain->len, expected);
+}
+
+/* Damaged chains, one or more per error of the chained layout. */
+static void
+invalid_chains(SeedChain *chain)
+{
+	BfHeader	h;
+	BfSegment	last;
+	size_t		last_at;
+
+	chain_start(chain, 4, 0.01, 2, 0);
+	chain_add_keys(chain, BF_KIND_NUMBER, 0, 20);
+	FUZZ_CHECK(chain->header.nsegments == 3);
+	bf_segment_last(chain->value, &chain->header, &last);
+	last_at = last.bits - BF_SEGMENT_HEADER_SIZE;
+
+	h = chain->header;
+	h.k = 1;
+	emit_changed_chain("bad-chain-k-1", chain, h, BF_ERR_K);
+	h = chain->header;
+	h.growth = 1;
+	emit_changed_chain("bad-chain-growth-1", chain, h, BF_ERR_GROWTH);
+	h.growth = BF_MAX_GROWTH + 1;
+	emit_changed_chain("bad-chain-growth-17", chain, h, BF_ERR_GROWTH);
+	h = chain->header;
+	h.nsegments = 0;
+	emit_changed_chain("bad-chain-segments-0", chain, h, BF_ERR_SEGMENTS);
+	h.nsegments = BF_MAX_SEGMENTS + 1;
+	emit_changed_chain("bad-chain-segments-33", chain, h, BF_ERR_SEGMENTS);
+	h.nsegments = 2;
+	emit_changed_chain("bad-chain-segments-fewer", chain, h, BF_ERR_LENGTH);
+	h = chain->header;
+	h.version = 1;
+	emit_changed_chain("bad-chain-version-1", chain, h, BF_ERR_LAYOUT);
+	h = chain->header;
+	h.capacity = 1000;
+	emit_changed_chain("bad-chain-capacity-vs-plan", chain, h, BF_ERR_SEGMENT_SIZE);
+	h = chain->header;
+	h.key_kind = BF_KIND_NONE;
+	h.inserted = 0;
+	emit_changed_chain("bad-chain-empty-with-bits", chain, h, BF_ERR_EMPTY_HAS_BITS);
+
+	emit_chain_byte("bad-chain-checksum-seed-flip", chain, 16, 0x10, BF_ERR_CHECKSUM);
+	emit_chain_byte("bad-chain-segment-k-vs-plan", chain, last_at + 4,
+					(uint8_t) (last.k + 1), BF_ERR_SEGMENT_SIZE);
+	emit_chain_byte("bad-chain-segment-k-0", chain, last_at + 4, 0, BF_ERR_K);
+	emit_chain_byte("bad-chain-segment-nblocks-0", chain, last_at, 0, BF_ERR_NBLOCKS);
+	emit_chain_byte("bad-chain-segment-nblocks-longer", chain, last_at,
+					(uint8_t) (last.nblocks + 1), BF_ERR_LENGTH);
+	emit_chain_byte("bad-chain-segment-reserved", chain, last_at + 6, 1, BF_ERR_RESERVED);
+
+	emit_value("bad-chain-truncated", chain->value, chain->len - 1, BF_ERR_LENGTH);
+	memset(chain->value + chain->len, 0, BF_BLOCK_BYTES);
+	emit_value("bad-chain-extra-block", chain->value, chain->len + BF_BLOCK_BYTES,
+			   BF_ERR_LENGTH);
 }
 
 /* fuzz_sizing.c input: capacity, fpr bits, flags (see its header). */
@@ -787,6 +976,7 @@ int
 main(int argc, char **argv)
 {
 	static uint8_t value[MAX_SEED_BYTES + BF_BLOCK_BYTES];
+	static SeedChain chain;
 	char		path[4096];
 
 	if (argc != 2)
@@ -806,6 +996,8 @@ main(int argc, char **argv)
 	valid_empty(value);
 	valid_filled(value);
 	invalid(value);
+	valid_chains(&chain);
+	invalid_chains(&chain);
 	sizing_inputs();
 	qfilter_seeds();
 	printf("gen_corpus: wrote %d seeds into %s\n", written, out_dir);

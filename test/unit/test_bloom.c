@@ -3,7 +3,9 @@
  * test_bloom.c
  *	  Unit tests of the pure core (bloom.c, sizing.c, hashbuf.c): sizing, layout, the validator,
  *	  set algebra, estimates, and a statistical check that the measured
- *	  false-positive rate stays at the target.
+ *	  false-positive rate stays at the target; and the same for the chained
+ *	  layout: growth, segment sizes, values already present, a chain that
+ *	  cannot grow, and its validator.
  *
  * Built with plain cc, no PostgreSQL.  Prints one line per check and a final
  * "N passed, N failed" line; exits non-zero when a check fails.
@@ -886,6 +888,755 @@ test_insert_positions(void)
 	check(same_as_one_by_one, "for every k, bf_add_hashes sets what bf_block_add sets");
 }
 
+/* ---------------------------------------------------------------------
+ * The chained layout (layout 2): a scalable Bloom filter
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * A chain in malloc'd memory, grown as BloomAllocChain, BloomGrowChain and
+ * BloomAddHashes grow one in the glue: each buffer exactly as long as the
+ * value, so that the sanitizers see any access past its end.
+ */
+typedef struct TestChain
+{
+	uint8_t    *value;
+	size_t		len;
+	BfHeader	header;
+} TestChain;
+
+/* Appends the chain's next segment; false when it cannot grow. */
+static bool
+grow_chain(TestChain *chain)
+{
+	BfSegment	next;
+	size_t		new_len;
+	uint8_t    *grown;
+
+	if (bf_chain_next(&chain->header, chain->len, &next, &new_len) != BF_OK)
+		return false;
+	grown = realloc(chain->value, new_len);
+	if (grown == NULL)
+		abort();
+	chain->value = grown;
+	bf_chain_append(chain->value, &chain->header, chain->len, &next);
+	chain->len = new_len;
+	return true;
+}
+
+/* A new chain of one empty segment, of kind "number" so that it takes adds. */
+static void
+new_chain(TestChain *chain, uint64_t capacity, double fpr, uint8_t growth,
+		  uint64_t seed)
+{
+	if (bf_chain_header(capacity, fpr, growth, &chain->header) != BF_OK)
+		abort();
+	chain->header.seed = seed;
+	chain->header.key_kind = BF_KIND_NUMBER;
+	chain->len = BF_HEADER_SIZE;
+	chain->value = malloc(BF_HEADER_SIZE);
+	if (chain->value == NULL || !grow_chain(chain))
+		abort();
+}
+
+/*
+ * Adds hashes as BloomAddHashes does: when bf_filter_add takes fewer than
+ * n, appends a segment and goes on with the rest.  False when the core
+ * asked for a segment that bf_chain_next then refused.
+ */
+static bool
+add_to_chain(TestChain *chain, const uint64_t *hashes, size_t n)
+{
+	for (;;)
+	{
+		size_t		taken = bf_filter_add(chain->value, chain->len, &chain->header,
+										  hashes, n);
+
+		if (taken == n)
+			return true;
+		if (taken > n || !grow_chain(chain))
+			return false;
+		hashes += taken;
+		n -= taken;
+	}
+}
+
+/* Adds keys first..first+count-1, hashed as int8, in batches of batch. */
+static bool
+add_keys_to_chain(TestChain *chain, uint64_t first, uint64_t count, size_t batch)
+{
+	uint64_t   *hashes = malloc(batch * sizeof(uint64_t));
+	bool		ok = true;
+
+	if (hashes == NULL)
+		abort();
+	for (uint64_t key = first; key < first + count && ok; key += batch)
+	{
+		size_t		n = first + count - key < batch ? (size_t) (first + count - key) : batch;
+
+		for (size_t i = 0; i < n; i++)
+			hashes[i] = key_hash(key + i, chain->header.seed);
+		ok = add_to_chain(chain, hashes, n);
+	}
+	free(hashes);
+	return ok;
+}
+
+/* Whether bf_filter_test finds every key first..first+count-1. */
+static bool
+chain_has_keys(const TestChain *chain, uint64_t first, uint64_t count)
+{
+	for (uint64_t key = first; key < first + count; key++)
+		if (!bf_filter_test(chain->value, &chain->header,
+							key_hash(key, chain->header.seed)))
+			return false;
+	return true;
+}
+
+/*
+ * Whether every segment has the size the format prescribes, computed here
+ * apart from bf_segment_plan (capacity * growth^i values at fpr / 2^(i+1)),
+ * agrees with bf_segment_plan, and lies where the one before it ends; and
+ * whether the segments fill the value exactly.  Also sums the segments'
+ * counts, and says whether every segment but the last took its capacity.
+ */
+static bool
+chain_segments_as_planned(const TestChain *chain, uint64_t *taken_out,
+						  bool *full_but_last)
+{
+	BfSegment	segment;
+	BfSegment	last;
+	size_t		expected_bits = BF_HEADER_SIZE + BF_SEGMENT_HEADER_SIZE;
+	uint64_t	capacity = chain->header.capacity;
+	uint64_t	taken = 0;
+	uint32_t	count = 0;
+	bool		as_planned = true;
+
+	*full_but_last = true;
+	bf_segment_first(chain->value, &chain->header, &segment);
+	do
+	{
+		BfSegment	planned;
+		BfSizing	sizing;
+		double		fpr = ldexp(chain->header.fpr, -(int) (segment.index + 1));
+
+		as_planned &= segment.index == count;
+		as_planned &= bf_size_for(capacity, fpr, &sizing) == BF_OK;
+		as_planned &= segment.capacity == capacity && segment.fpr == fpr &&
+			segment.nblocks == sizing.nblocks && segment.k == sizing.k;
+		as_planned &= bf_segment_plan(&chain->header, segment.index, &planned) == BF_OK &&
+			planned.index == segment.index && planned.capacity == capacity &&
+			planned.fpr == fpr && planned.nblocks == sizing.nblocks &&
+			planned.k == sizing.k;
+		as_planned &= segment.bits == expected_bits;
+		if (segment.index + 1 < chain->header.nsegments &&
+			segment.inserted != segment.capacity)
+			*full_but_last = false;
+		taken += segment.inserted;
+		expected_bits = segment.bits + (size_t) segment.nblocks * BF_BLOCK_BYTES +
+			BF_SEGMENT_HEADER_SIZE;
+		capacity *= chain->header.growth;
+		count++;
+	} while (bf_segment_next(chain->value, &chain->header, &segment));
+
+	bf_segment_last(chain->value, &chain->header, &last);
+	as_planned &= count == chain->header.nsegments &&
+		last.index == count - 1 && last.bits == segment.bits &&
+		last.nblocks == segment.nblocks && last.inserted == segment.inserted;
+	as_planned &= expected_bits - BF_SEGMENT_HEADER_SIZE == chain->len;
+	*taken_out = taken;
+	return as_planned;
+}
+
+/* A new chain: header, then its first segment appended like any later one. */
+static void
+test_chain_new(void)
+{
+	BfHeader	header;
+	BfHeader	decoded;
+	BfSegment	next;
+	BfSegment	segment;
+	BfSizing	sizing;
+	size_t		new_len;
+	TestChain	chain;
+	uint8_t    *value;
+
+	check(bf_chain_header(1000, 0.01, 2, &header) == BF_OK &&
+		  header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_CHAINED &&
+		  header.k == 0 && header.nblocks == 0 && header.nsegments == 0 &&
+		  header.growth == 2 && header.key_kind == BF_KIND_NONE &&
+		  header.capacity == 1000 && header.fpr == 0.01 && header.inserted == 0,
+		  "chain: a new chain's header is version 2, layout 2, k 0, no segment yet");
+	check(bf_is_chain(&header), "chain: bf_is_chain says so");
+	check(bf_chain_header(1000, 0.01, 1, &decoded) == BF_ERR_GROWTH &&
+		  bf_chain_header(1000, 0.01, 17, &decoded) == BF_ERR_GROWTH &&
+		  bf_chain_header(0, 0.01, 2, &decoded) == BF_ERR_CAPACITY &&
+		  bf_chain_header(1000, 0.0, 2, &decoded) == BF_ERR_FPR &&
+		  bf_chain_header(1000, 0.6, 2, &decoded) == BF_ERR_FPR &&
+		  bf_chain_header(1000, NAN, 2, &decoded) == BF_ERR_FPR,
+		  "chain: growth outside 2..16, capacity 0 and a rate outside (0, 0.5] are refused");
+	check(bf_chain_header(1, 0.5, BF_MIN_GROWTH, &decoded) == BF_OK &&
+		  bf_chain_header(1, 0.5, BF_MAX_GROWTH, &decoded) == BF_OK,
+		  "chain: growth 2 and 16 are accepted");
+
+	bf_size_for(1000, 0.005, &sizing);
+	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len) == BF_OK &&
+		  next.index == 0 && next.capacity == 1000 && next.fpr == 0.005 &&
+		  next.nblocks == sizing.nblocks && next.k == sizing.k && next.inserted == 0 &&
+		  next.bits == BF_HEADER_SIZE + BF_SEGMENT_HEADER_SIZE &&
+		  new_len == BF_HEADER_SIZE + BF_SEGMENT_HEADER_SIZE +
+		  (size_t) sizing.nblocks * BF_BLOCK_BYTES,
+		  "chain: the first segment is sized for the capacity at half the rate");
+
+	value = malloc(new_len);
+	bf_chain_append(value, &header, BF_HEADER_SIZE, &next);
+	check(header.nsegments == 1, "chain: appending counts the segment in the header");
+	check(bf_validate(value, new_len, &decoded) == BF_OK &&
+		  decoded.layout == BF_LAYOUT_CHAINED && decoded.version == BF_FORMAT_VERSION &&
+		  decoded.k == 0 && decoded.nblocks == 0 && decoded.nsegments == 1 &&
+		  decoded.growth == 2 && decoded.capacity == 1000 && decoded.fpr == 0.01 &&
+		  decoded.inserted == 0 && decoded.key_kind == BF_KIND_NONE,
+		  "chain: a new chain of one segment validates and its header round-trips");
+	check(value[4] == 0 && value[7] == 2 && value[12] == 1 && value[13] == 0 &&
+		  value[14] == 0 && value[15] == 0,
+		  "chain: k byte 0, growth in byte 7, segment count at offset 12");
+	bf_segment_first(value, &decoded, &segment);
+	check(segment.index == 0 && segment.nblocks == sizing.nblocks &&
+		  segment.k == sizing.k && segment.capacity == 1000 && segment.fpr == 0.005 &&
+		  segment.inserted == 0 && segment.bits == next.bits &&
+		  !bf_segment_next(value, &decoded, &segment),
+		  "chain: its one segment reads back as planned, and is the last");
+	check(!bf_filter_test(value, &decoded, key_hash(1, 0)) &&
+		  !bf_filter_test(value, &decoded, key_hash(2, 0)),
+		  "chain: an empty chain finds nothing");
+	free(value);
+
+	header.nsegments = BF_MAX_SEGMENTS;
+	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len) == BF_ERR_SEGMENTS,
+		  "chain: a chain of 32 segments cannot grow");
+
+	new_chain(&chain, 10, 0.01, 2, 0);
+	check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		  decoded.key_kind == BF_KIND_NUMBER,
+		  "chain: the test helper's new chain validates");
+	free(chain.value);
+}
+
+/*
+ * Growth to 13 and 15 times the first capacity, in batches through
+ * bf_filter_add as the glue adds: no false negatives, segments of the
+ * planned sizes, and a measured rate at or below the chain's target.
+ */
+static void
+test_chain_growth(void)
+{
+	static const struct
+	{
+		uint8_t		growth;
+		uint64_t	count;
+		uint32_t	nsegments;
+	}			cases[] = {
+		{2, 15000, 4},			/* 1000 + 2000 + 4000 + 8000 */
+		{3, 13000, 3},			/* 1000 + 3000 + 9000 */
+	};
+	const uint64_t capacity = 1000;
+	const double fpr = 0.01;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		TestChain	chain;
+		BfHeader	decoded;
+		uint64_t	taken;
+		bool		full_but_last;
+		uint64_t	probes = 1000000;
+		uint64_t	hits = 0;
+		double		rate;
+		char		what[200];
+
+		new_chain(&chain, capacity, fpr, cases[c].growth, UINT64_C(0x5eed) + c);
+		snprintf(what, sizeof(what),
+				 "chain growth %d: %llu values added in batches of 700, growing when asked",
+				 cases[c].growth, (unsigned long long) cases[c].count);
+		check(add_keys_to_chain(&chain, 0, cases[c].count, 700), what);
+		snprintf(what, sizeof(what), "chain growth %d: %u segments, as %llu values need",
+				 cases[c].growth, chain.header.nsegments,
+				 (unsigned long long) cases[c].count);
+		check(chain.header.nsegments == cases[c].nsegments, what);
+		snprintf(what, sizeof(what), "chain growth %d: validates, header counts every value",
+				 cases[c].growth);
+		check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+			  decoded.nsegments == cases[c].nsegments &&
+			  decoded.inserted == cases[c].count && chain.header.inserted == cases[c].count,
+			  what);
+		snprintf(what, sizeof(what), "chain growth %d: no false negatives", cases[c].growth);
+		check(chain_has_keys(&chain, 0, cases[c].count), what);
+		snprintf(what, sizeof(what),
+				 "chain growth %d: segment i holds capacity * %d^i at fpr / 2^(i+1), back to back",
+				 cases[c].growth, cases[c].growth);
+		check(chain_segments_as_planned(&chain, &taken, &full_but_last), what);
+		snprintf(what, sizeof(what),
+				 "chain growth %d: every segment but the last took its capacity; %llu of %llu took room",
+				 cases[c].growth, (unsigned long long) taken,
+				 (unsigned long long) cases[c].count);
+		check(full_but_last && taken <= cases[c].count &&
+			  taken >= cases[c].count - cases[c].count / 100, what);
+
+		for (uint64_t key = UINT64_C(1) << 40; key < (UINT64_C(1) << 40) + probes; key++)
+			hits += bf_filter_test(chain.value, &chain.header,
+								   key_hash(key, chain.header.seed));
+		rate = (double) hits / probes;
+		snprintf(what, sizeof(what),
+				 "chain growth %d: measured rate %.5f over %llu absent values is at most the target %g",
+				 cases[c].growth, rate, (unsigned long long) probes, fpr);
+		check(rate <= fpr && hits > 0, what);
+		free(chain.value);
+	}
+}
+
+/*
+ * Values already present take no room: adding them again changes no bit
+ * and no segment, only the header's count.  So does a batch of one value
+ * repeated.
+ */
+static void
+test_chain_duplicates(void)
+{
+	TestChain	chain;
+	BfHeader	decoded;
+	uint8_t    *before;
+	size_t		len_before;
+	uint32_t	nsegments_before;
+	BfSegment	last_before;
+	BfSegment	last;
+	uint64_t	hashes[100];
+
+	new_chain(&chain, 100, 0.01, 2, 99);
+	add_keys_to_chain(&chain, 0, 1000, 64);
+	len_before = chain.len;
+	nsegments_before = chain.header.nsegments;
+	before = malloc(chain.len);
+	memcpy(before, chain.value, chain.len);
+
+	check(add_keys_to_chain(&chain, 0, 1000, 64) &&
+		  add_keys_to_chain(&chain, 0, 1000, 1000),
+		  "chain duplicates: adding the same 1000 values twice more succeeds");
+	check(chain.len == len_before && chain.header.nsegments == nsegments_before,
+		  "chain duplicates: no segment was added");
+	check(memcmp(chain.value, before, 40) == 0 &&
+		  memcmp(chain.value + BF_HEADER_SIZE, before + BF_HEADER_SIZE,
+				 chain.len - BF_HEADER_SIZE) == 0,
+		  "chain duplicates: no bit and no segment count changed, nor the header but its count");
+	check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		  decoded.inserted == 3000,
+		  "chain duplicates: the header counts every value added");
+	check(bf_filter_add(chain.value, chain.len, &chain.header, hashes, 0) == 0 &&
+		  bf_validate(chain.value, chain.len, &decoded) == BF_OK && decoded.inserted == 3000,
+		  "chain duplicates: adding no value changes nothing");
+
+	/* One new value a hundred times: one place in the last segment. */
+	bf_segment_last(chain.value, &chain.header, &last_before);
+	for (int i = 0; i < 100; i++)
+		hashes[i] = key_hash(UINT64_C(1) << 50, chain.header.seed);
+	check(!bf_filter_test(chain.value, &chain.header, hashes[0]) &&
+		  add_to_chain(&chain, hashes, 100) && chain.header.nsegments == nsegments_before,
+		  "chain duplicates: one new value repeated in a batch is added without growth");
+	bf_segment_last(chain.value, &chain.header, &last);
+	check(last.index == last_before.index && last.inserted == last_before.inserted + 1 &&
+		  chain.header.inserted == 3100 &&
+		  bf_filter_test(chain.value, &chain.header, hashes[0]),
+		  "chain duplicates: it took one place, and the header counts all 100");
+	free(before);
+	free(chain.value);
+}
+
+/*
+ * A chain whose next segment cannot be sized adds into its last segment
+ * for good, past its capacity, and still finds everything.  At capacity 1
+ * and 1e-16 the fifth segment would hold more values than 64-bit hashes
+ * tell apart at its rate; at 5e-18 the third segment's rate, 6.25e-19,
+ * passes the lowest supported, 1e-18.
+ */
+static void
+test_chain_cannot_grow(void)
+{
+	static const struct
+	{
+		double		fpr;
+		uint32_t	nsegments;
+		BfStatus	refusal;
+	}			cases[] = {
+		{1e-16, 5, BF_ERR_TOO_LARGE},
+		{5e-18, 2, BF_ERR_FPR_UNREACHABLE},
+	};
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+	{
+		TestChain	chain;
+		BfHeader	decoded;
+		BfSegment	next;
+		BfSegment	last;
+		size_t		new_len;
+		uint64_t	taken;
+		bool		full_but_last;
+		BfStatus	status;
+		char		what[200];
+
+		new_chain(&chain, 1, cases[c].fpr, 2, 7);
+		snprintf(what, sizeof(what),
+				 "chain at its limit, fpr %g: 500 values added, bf_filter_add never asks in vain",
+				 cases[c].fpr);
+		check(add_keys_to_chain(&chain, 0, 500, 50), what);
+		status = bf_chain_next(&chain.header, chain.len, &next, &new_len);
+		snprintf(what, sizeof(what),
+				 "chain at its limit, fpr %g: stops at %u segments, the next one cannot be sized (%s)",
+				 cases[c].fpr, chain.header.nsegments, bf_status_message(status));
+		check(chain.header.nsegments == cases[c].nsegments && status == cases[c].refusal &&
+			  bf_segment_plan(&chain.header, chain.header.nsegments, &next) == status, what);
+		snprintf(what, sizeof(what),
+				 "chain at its limit, fpr %g: its segments are as planned, all but the last full",
+				 cases[c].fpr);
+		check(chain_segments_as_planned(&chain, &taken, &full_but_last) && full_but_last,
+			  what);
+		bf_segment_last(chain.value, &chain.header, &last);
+		snprintf(what, sizeof(what),
+				 "chain at its limit, fpr %g: the last segment took %llu values, capacity %llu",
+				 cases[c].fpr, (unsigned long long) last.inserted,
+				 (unsigned long long) last.capacity);
+		check(last.inserted > last.capacity && taken <= 500, what);
+		snprintf(what, sizeof(what), "chain at its limit, fpr %g: still validates",
+				 cases[c].fpr);
+		check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+			  decoded.inserted == 500, what);
+		snprintf(what, sizeof(what), "chain at its limit, fpr %g: no false negatives",
+				 cases[c].fpr);
+		check(chain_has_keys(&chain, 0, 500), what);
+		free(chain.value);
+	}
+}
+
+/* Offset of the descriptor of segment index. */
+static size_t
+descriptor_at(const TestChain *chain, uint32_t index)
+{
+	BfSegment	segment;
+
+	bf_segment_first(chain->value, &chain->header, &segment);
+	while (segment.index < index && bf_segment_next(chain->value, &chain->header, &segment))
+		;
+	return segment.bits - BF_SEGMENT_HEADER_SIZE;
+}
+
+/* The validator's verdict on a chain whose header was rewritten as given. */
+static BfStatus
+validate_with_header(const TestChain *chain, const BfHeader *header)
+{
+	uint8_t    *copy = malloc(chain->len);
+	BfHeader	decoded;
+	BfStatus	status;
+
+	memcpy(copy, chain->value, chain->len);
+	bf_write_header(copy, header);
+	status = bf_validate(copy, chain->len, &decoded);
+	free(copy);
+	return status;
+}
+
+/* The validator's verdict on a chain with the byte at offset at set to byte. */
+static BfStatus
+validate_with_byte(const TestChain *chain, size_t at, uint8_t byte)
+{
+	uint8_t    *copy = malloc(chain->len);
+	BfHeader	decoded;
+	BfStatus	status;
+
+	memcpy(copy, chain->value, chain->len);
+	copy[at] = byte;
+	status = bf_validate(copy, chain->len, &decoded);
+	free(copy);
+	return status;
+}
+
+/*
+ * The validator's verdict on a chain whose segment index is one block
+ * longer (more = 1) or shorter (-1) than planned: its descriptor says so,
+ * and a zero block is inserted at the end of its bits or its last block
+ * removed, so that the segments still fill the value exactly.
+ */
+static BfStatus
+validate_resized_segment(const TestChain *chain, uint32_t index, int more)
+{
+	size_t		at = descriptor_at(chain, index);
+	uint32_t	nblocks = (uint32_t) chain->value[at] | (uint32_t) chain->value[at + 1] << 8 |
+		(uint32_t) chain->value[at + 2] << 16 | (uint32_t) chain->value[at + 3] << 24;
+	size_t		end = at + BF_SEGMENT_HEADER_SIZE + (size_t) nblocks * BF_BLOCK_BYTES;
+	size_t		len = more > 0 ? chain->len + BF_BLOCK_BYTES : chain->len - BF_BLOCK_BYTES;
+	uint8_t    *copy = calloc(1, len);
+	BfHeader	decoded;
+	BfStatus	status;
+
+	if (more > 0)
+	{
+		memcpy(copy, chain->value, end);
+		memcpy(copy + end + BF_BLOCK_BYTES, chain->value + end, chain->len - end);
+	}
+	else
+	{
+		memcpy(copy, chain->value, end - BF_BLOCK_BYTES);
+		memcpy(copy + end - BF_BLOCK_BYTES, chain->value + end, chain->len - end);
+	}
+	nblocks += (uint32_t) more;
+	for (int i = 0; i < 4; i++)
+		copy[at + i] = (uint8_t) (nblocks >> (8 * i));
+	status = bf_validate(copy, len, &decoded);
+	free(copy);
+	return status;
+}
+
+static void
+test_chain_validator(void)
+{
+	TestChain	chain;
+	BfHeader	h;
+	BfHeader	decoded;
+	uint8_t    *copy;
+	uint32_t	nsegments;
+	size_t		last_at;
+	char		what[200];
+
+	/* 50 + 100 + 200: three segments of different sizes */
+	new_chain(&chain, 50, 0.01, 2, 3);
+	add_keys_to_chain(&chain, 0, 300, 300);
+	nsegments = chain.header.nsegments;
+	check(nsegments == 3 && bf_validate(chain.value, chain.len, &decoded) == BF_OK,
+		  "chain validator: the base chain of 3 segments validates");
+	last_at = descriptor_at(&chain, nsegments - 1);
+
+	/* The outer header, its checksum rewritten: each field's own error. */
+	h = chain.header;
+	h.k = 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_K,
+		  "chain validator: a nonzero k byte in the header is rejected");
+	h = chain.header;
+	h.growth = 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_GROWTH,
+		  "chain validator: growth 1 is rejected");
+	h.growth = 0;
+	check(validate_with_header(&chain, &h) == BF_ERR_GROWTH,
+		  "chain validator: growth 0 is rejected");
+	h.growth = 17;
+	check(validate_with_header(&chain, &h) == BF_ERR_GROWTH,
+		  "chain validator: growth 17 is rejected");
+	h.growth = 255;
+	check(validate_with_header(&chain, &h) == BF_ERR_GROWTH,
+		  "chain validator: growth 255 is rejected");
+	h = chain.header;
+	h.nsegments = 0;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENTS,
+		  "chain validator: 0 segments are rejected");
+	h.nsegments = BF_MAX_SEGMENTS + 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENTS,
+		  "chain validator: 33 segments are rejected");
+	h.nsegments = UINT32_MAX;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENTS,
+		  "chain validator: 2^32 - 1 segments are rejected");
+	h.nsegments = nsegments - 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_LENGTH,
+		  "chain validator: a segment more than the header announces is rejected");
+	h.nsegments = nsegments + 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_LENGTH,
+		  "chain validator: a segment fewer than the header announces is rejected");
+	h = chain.header;
+	h.version = 1;
+	check(validate_with_header(&chain, &h) == BF_ERR_LAYOUT,
+		  "chain validator: layout 2 in format version 1 is rejected");
+	h = chain.header;
+	h.growth = 4;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENT_SIZE,
+		  "chain validator: another growth factor fails the plan");
+	h = chain.header;
+	h.capacity = 1000;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENT_SIZE,
+		  "chain validator: another capacity fails the plan");
+	h = chain.header;
+	h.fpr = 0.001;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENT_SIZE,
+		  "chain validator: another rate fails the plan");
+	h = chain.header;
+	h.fpr = 4e-18;
+	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENT_SIZE,
+		  "chain validator: a rate at which the segments cannot be sized fails the plan");
+	h = chain.header;
+	h.key_kind = BF_KIND_NONE;
+	h.inserted = 0;
+	check(validate_with_header(&chain, &h) == BF_ERR_EMPTY_HAS_BITS,
+		  "chain validator: a kindless chain with values is rejected");
+	h = chain.header;
+	h.layout = BF_LAYOUT_BLOCKED512;
+	h.k = 6;
+	h.growth = 0;
+	h.nblocks = nsegments;
+	check(validate_with_header(&chain, &h) == BF_ERR_LENGTH,
+		  "chain validator: its bytes under a blocked header are rejected");
+
+	{
+		int			all_caught = 1;
+
+		copy = malloc(chain.len);
+		memcpy(copy, chain.value, chain.len);
+		for (int bit = 0; bit < BF_HEADER_SIZE * 8; bit++)
+		{
+			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+			if (bf_validate(copy, chain.len, &decoded) == BF_OK)
+				all_caught = 0;
+			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
+		}
+		free(copy);
+		check(all_caught, "chain validator: every single-bit flip of the header is rejected");
+	}
+
+	/* The segment descriptors: size, k and reserved bytes. */
+	for (uint32_t i = 0; i < nsegments; i += nsegments - 1)
+	{
+		const char *which = i == 0 ? "first" : "last";
+		size_t		at = descriptor_at(&chain, i);
+		uint8_t		k = chain.value[at + 4];
+		int			all_caught = 1;
+
+		snprintf(what, sizeof(what),
+				 "chain validator: %s segment: k one more or one less than planned is rejected",
+				 which);
+		check(validate_with_byte(&chain, at + 4, k + 1) == BF_ERR_SEGMENT_SIZE &&
+			  validate_with_byte(&chain, at + 4, k - 1) == BF_ERR_SEGMENT_SIZE, what);
+		snprintf(what, sizeof(what), "chain validator: %s segment: k 0 and 33 are rejected",
+				 which);
+		check(validate_with_byte(&chain, at + 4, 0) == BF_ERR_K &&
+			  validate_with_byte(&chain, at + 4, BF_MAX_K + 1) == BF_ERR_K, what);
+		snprintf(what, sizeof(what),
+				 "chain validator: %s segment: a block more or less than planned is rejected",
+				 which);
+		check(validate_resized_segment(&chain, i, 1) == BF_ERR_SEGMENT_SIZE &&
+			  (chain.value[at] <= 1 ||
+			   validate_resized_segment(&chain, i, -1) == BF_ERR_SEGMENT_SIZE), what);
+		snprintf(what, sizeof(what),
+				 "chain validator: %s segment: 0 blocks and more than the most are rejected",
+				 which);
+		check(validate_with_byte(&chain, at, 0) != BF_OK &&
+			  validate_with_byte(&chain, at + 3, 0xFF) == BF_ERR_NBLOCKS, what);
+		for (int byte = 5; byte < 8; byte++)
+		{
+			snprintf(what, sizeof(what),
+					 "chain validator: %s segment: reserved descriptor byte %d set is rejected",
+					 which, byte);
+			check(validate_with_byte(&chain, at + (size_t) byte, 0x80) == BF_ERR_RESERVED,
+				  what);
+		}
+		for (int bit = 0; bit < 8 * 8; bit++)
+			if (validate_with_byte(&chain, at + (size_t) bit / 8,
+								   chain.value[at + (size_t) bit / 8] ^
+								   (uint8_t) (1u << (bit % 8))) == BF_OK)
+				all_caught = 0;
+		snprintf(what, sizeof(what),
+				 "chain validator: %s segment: every single-bit flip of its size, k and reserved bytes is rejected",
+				 which);
+		check(all_caught, what);
+	}
+	check(chain.value[last_at] < 255 &&
+		  validate_with_byte(&chain, last_at, chain.value[last_at] + 1) == BF_ERR_LENGTH &&
+		  validate_with_byte(&chain, last_at, chain.value[last_at] - 1) == BF_ERR_LENGTH,
+		  "chain validator: the last segment's block count off by one, bits unchanged, is a length error");
+
+	/* Lengths. */
+	copy = calloc(1, chain.len + BF_SEGMENT_HEADER_SIZE + BF_BLOCK_BYTES);
+	memcpy(copy, chain.value, chain.len);
+	check(bf_validate(copy, chain.len - 1, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len - BF_BLOCK_BYTES, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, last_at + 8, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, last_at, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE + 8, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE - 1, &decoded) == BF_ERR_TRUNCATED,
+		  "chain validator: cut in the bits, in or before a descriptor, or after the header is rejected");
+	check(bf_validate(copy, chain.len + 1, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len + BF_BLOCK_BYTES, &decoded) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len + BF_SEGMENT_HEADER_SIZE + BF_BLOCK_BYTES, &decoded)
+		  == BF_ERR_LENGTH,
+		  "chain validator: a byte, a block or an unannounced segment too long is rejected");
+	free(copy);
+
+	/* Not covered: what a segment took is a count, any value is valid. */
+	check(validate_with_byte(&chain, descriptor_at(&chain, 1) + 9, 0x10) == BF_OK,
+		  "chain validator: a segment's count is any number");
+
+	/* Chains of one set of parameters combine, whatever their lengths. */
+	{
+		TestChain	other;
+
+		new_chain(&other, 50, 0.01, 2, 3);
+		check(other.header.nsegments == 1 && bf_compatible(&chain.header, &other.header) &&
+			  bf_compatible(&other.header, &chain.header),
+			  "chain validator: chains of one capacity, rate, growth and seed are compatible");
+		h = chain.header;
+		h.growth = 3;
+		check(!bf_compatible(&chain.header, &h),
+			  "chain validator: chains of different growth factors are not");
+		free(other.value);
+	}
+	free(chain.value);
+}
+
+/* A blocked value walks as one segment, the whole filter. */
+static void
+test_blocked_as_segment(void)
+{
+	BfHeader	header;
+	BfHeader	decoded;
+	BfSegment	segment;
+	BfSegment	last;
+	uint8_t    *value = new_filter(1000, 0.01, &header);
+	size_t		len = bf_value_bytes(header.nblocks);
+	uint8_t    *same = malloc(len);
+	uint64_t	hashes[500];
+	int			agree = 1;
+
+	add_keys(value, &header, 0, 500);
+	check(bf_validate(value, len, &decoded) == BF_OK && !bf_is_chain(&decoded) &&
+		  decoded.nsegments == 1 && decoded.growth == 0,
+		  "blocked as segment: a blocked value has one segment and no growth");
+	check(bf_check_segments(value, len, &decoded) == BF_OK &&
+		  bf_check_segments(value, len + 1, &decoded) == BF_ERR_LENGTH,
+		  "blocked as segment: bf_check_segments checks its length");
+	bf_segment_first(value, &decoded, &segment);
+	check(segment.index == 0 && segment.nblocks == header.nblocks && segment.k == header.k &&
+		  segment.capacity == 1000 && segment.fpr == 0.01 && segment.inserted == 500 &&
+		  segment.bits == BF_HEADER_SIZE,
+		  "blocked as segment: bf_segment_first gives the whole filter");
+	check(!bf_segment_next(value, &decoded, &segment),
+		  "blocked as segment: and no segment after it");
+	bf_segment_last(value, &decoded, &last);
+	check(last.index == 0 && last.bits == BF_HEADER_SIZE && last.nblocks == header.nblocks,
+		  "blocked as segment: bf_segment_last gives the same segment");
+
+	for (uint64_t key = 0; key < 2000; key++)
+	{
+		uint64_t	h = key_hash(key, 0);
+
+		agree &= bf_filter_test(value, &decoded, h) ==
+			bf_test_hash(bf_bits(value), header.nblocks, header.k, h);
+	}
+	check(agree, "blocked as segment: bf_filter_test is bf_test_hash");
+
+	for (int i = 0; i < 500; i++)
+		hashes[i] = key_hash(UINT64_C(1) << 45 | (uint64_t) i, 0);
+	memcpy(same, value, len);
+	bf_add_hashes(bf_bits(same), header.nblocks, header.k, hashes, 500);
+	check(bf_filter_add(value, len, &decoded, hashes, 500) == 500 && decoded.inserted == 1000 &&
+		  memcmp(bf_bits_const(value), bf_bits_const(same), len - BF_HEADER_SIZE) == 0 &&
+		  bf_validate(value, len, &decoded) == BF_OK && decoded.inserted == 1000,
+		  "blocked as segment: bf_filter_add takes every hash, past capacity too, and counts them");
+	free(value);
+	free(same);
+}
+
 int
 main(void)
 {
@@ -900,6 +1651,12 @@ main(void)
 	test_distinct_hashes();
 	test_count_distinct_grouped();
 	test_insert_positions();
+	test_chain_new();
+	test_chain_growth();
+	test_chain_duplicates();
+	test_chain_cannot_grow();
+	test_chain_validator();
+	test_blocked_as_segment();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
