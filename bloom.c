@@ -687,7 +687,7 @@ bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *n
 }
 
 bool
-bf_filter_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
+bf_chain_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
 {
 	BfSegment	segment;
 

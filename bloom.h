@@ -276,14 +276,15 @@ extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t l
 									  const BfSegment *next);
 
 /*
- * Whole-value operations, either layout.  bf_filter_add adds hashes and
+ * Whole-value operations, either layout: bf_filter_test (below, inline;
+ * bf_chain_test is its chained half) and bf_filter_add, which adds hashes and
  * writes the header; it returns how many it took, fewer than n only when a
  * chain's last segment is full and the chain can grow: the caller appends
  * a segment and calls again with the rest.  In a chain a hash already
  * present takes no room (it counts only in the header's inserted).
  */
-extern BF_HIDDEN bool bf_filter_test(const uint8_t *value, const BfHeader *header,
-									 uint64_t hash);
+extern BF_HIDDEN bool bf_chain_test(const uint8_t *value, const BfHeader *header,
+									uint64_t hash);
 extern BF_HIDDEN size_t bf_filter_add(uint8_t *value, size_t len, BfHeader *header,
 									  const uint64_t *hashes, size_t n);
 
@@ -297,6 +298,15 @@ extern BF_HIDDEN uint64_t bf_popcount(const uint8_t *bits, size_t nbytes);
 extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
+
+/* Either layout; inline, since a probe scan runs it once per row. */
+static inline bool
+bf_filter_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
+{
+	if (header->layout == BF_LAYOUT_CHAINED)
+		return bf_chain_test(value, header, hash);
+	return bf_test_hash(value + BF_HEADER_SIZE, header->nblocks, header->k, hash);
+}
 
 /* Counters stop at the maximum rather than wrap around to zero. */
 static inline uint64_t
