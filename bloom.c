@@ -3,7 +3,7 @@
  * bloom.c
  *	  The filter itself, part of the pure core (see bloom.h for the API and
  *	  the serialised format): the header and its validator, the blocked
- *	  bit layout, set algebra and estimates.  How large a filter must be
+ *	  bit layout, chains of segments, set algebra and estimates.  How large a filter must be
  *	  is sizing.c's; the aggregates' hash buffers are hashbuf.c's.
  *
  * Layout

@@ -6,6 +6,9 @@
  *	      validator, bf_validate, for every value that comes from outside;
  *	    - the value hash, bf_hash (XXH3-64 of a value's canonical bytes);
  *	    - the cache-line blocked bit layout: adding and testing hashes;
+ *	    - chains of segments (layout 2, a growing filter): walking,
+ *	      planning and appending segments, and adding and testing across
+ *	      them, for values of either layout;
  *	    - set algebra over bit arrays (union, intersection);
  *	    - estimates: fill, distinct count, current false-positive rate.
  *	  Sizing (how many blocks and hashes) is sizing.h's, and the

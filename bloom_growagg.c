@@ -3,7 +3,8 @@
  * bloom_growagg.c
  *	  bloom_agg(value, capacity, fpr, growth): the fixed-size aggregate
  *	  building a growing filter (a chain of segments, see bloom.h), which
- *	  starts a segment whenever its last is full instead of overfilling.
+ *	  starts a segment whenever its last is full instead of overfilling;
+ *	  growth 0 builds a filter of fixed size, as bloom_empty's does.
  *
  * Values go in one by one, as bloom_add adds them: in a chain a value
  * already present takes no room, which only a probe of the chain so far
@@ -39,7 +40,13 @@ NewGrowAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growt
 	MemoryContext old = MemoryContextSwitchTo(aggcontext);
 	GrowAggState *state = palloc0(sizeof(GrowAggState));
 
-	state->filter = BloomAllocChain(capacity, fpr, growth);
+	if (growth != 0)
+		state->filter = BloomAllocChain(capacity, fpr, growth);
+	else
+	{
+		SizeFilter(capacity, fpr, &state->header);
+		state->filter = BloomAlloc(&state->header);
+	}
 	BloomReadHeader(state->filter, &state->header);
 	KeyTypeForArg(&state->key, fcinfo, 1);
 	state->capacity = capacity;
@@ -81,8 +88,7 @@ bloom_agg_add_growing(PG_FUNCTION_ARGS)
 				 errmsg("bloom_agg capacity, false-positive rate and growth must be the same for every row")));
 
 	/* a grown filter stays in the state's context: BloomAddValue repallocs */
-	state->filter = BloomAddValue(state->filter, &state->header, &state->key,
-								  PG_GETARG_DATUM(1));
+	BloomAddValue(&state->filter, &state->header, &state->key, PG_GETARG_DATUM(1));
 	PG_RETURN_POINTER(state);
 }
 

@@ -74,7 +74,7 @@ ExpandedBloomFlat(Datum datum)
 	return expanded != NULL ? expanded->flat : NULL;
 }
 
-Bloom *
+Bloom **
 BloomArgForUpdate(FunctionCallInfo fcinfo, int argno, Datum *result)
 {
 	Datum		argument = PG_GETARG_DATUM(argno);
@@ -85,7 +85,7 @@ BloomArgForUpdate(FunctionCallInfo fcinfo, int argno, Datum *result)
 	if (VARATT_IS_EXTERNAL_EXPANDED_RW(DatumGetPointer(argument)))
 	{
 		*result = argument;
-		return ExpandedBloomOf(argument)->flat;
+		return &ExpandedBloomOf(argument)->flat;
 	}
 
 	/* one copy, straight into the new object's context */
@@ -97,11 +97,5 @@ BloomArgForUpdate(FunctionCallInfo fcinfo, int argno, Datum *result)
 	expanded->flat = (Bloom *) PG_DETOAST_DATUM_COPY(argument);
 	MemoryContextSwitchTo(old);
 	*result = EOHPGetRWDatum(&expanded->hdr);
-	return expanded->flat;
-}
-
-void
-ExpandedBloomMoved(Datum result, Bloom *flat)
-{
-	ExpandedBloomOf(result)->flat = flat;
+	return &expanded->flat;
 }

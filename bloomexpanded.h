@@ -18,16 +18,13 @@
  * The filter argument argno as a value this call may change and return:
  * the argument itself when it is a read-write expanded value (its owner
  * handed it over: PL/pgSQL on PostgreSQL 18, or a nested call's result),
- * else a new expanded copy of it.  *result is the datum to return.
+ * else a new expanded copy of it.  *result is the datum to return.  The
+ * answer is where the expanded value keeps its flat value, so that adding
+ * to a chain (BloomAddHashes), which may move it, repoints the value at
+ * once, even should a later step fail.
  */
-extern BF_HIDDEN Bloom *BloomArgForUpdate(FunctionCallInfo fcinfo, int argno,
-										  Datum *result);
-
-/*
- * After a chain grew (BloomAddHashes moved its flat value), points the
- * expanded value result, from BloomArgForUpdate, at the new one.
- */
-extern BF_HIDDEN void ExpandedBloomMoved(Datum result, Bloom *flat);
+extern BF_HIDDEN Bloom **BloomArgForUpdate(FunctionCallInfo fcinfo, int argno,
+										   Datum *result);
 
 /*
  * The flat value inside an expanded bloom value, to read without copying

@@ -253,7 +253,7 @@ PG_FUNCTION_INFO_V1(bloom_add);
 Datum
 bloom_add(PG_FUNCTION_ARGS)
 {
-	Bloom	   *bloom;
+	Bloom	  **bloom;
 	BfHeader	header;
 	KeyType    *key;
 	Datum		result;
@@ -265,11 +265,10 @@ bloom_add(PG_FUNCTION_ARGS)
 
 	key = CallSiteKeyOfArg(fcinfo, 1);
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
-	BloomReadHeader(bloom, &header);
+	BloomReadHeader(*bloom, &header);
 	CheckKeyKind(&header, key);
-	bloom = BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
-	ExpandedBloomMoved(result, bloom);
-	WarnIfOverfilled(bloom, &header);
+	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
+	WarnIfOverfilled(*bloom, &header);
 	PG_RETURN_DATUM(result);
 }
 
@@ -305,16 +304,14 @@ KeyTypeOfArray(FunctionCallInfo fcinfo, ArrayType *array)
  * every step, should a later value's hashing fail: the core writes bits
  * and header together, and cannot fail in between.
  */
-static Bloom *
-AddPendingHashes(Bloom *bloom, BfHeader *header, const KeyType *key,
-				 const uint64 *hashes, int n, Datum result)
+static void
+AddPendingHashes(Bloom **bloom, BfHeader *header, const KeyType *key,
+				 const uint64 *hashes, int n)
 {
 	if (n == 0)
-		return bloom;
+		return;
 	KeyKindIntoHeader(header, key);
-	bloom = BloomAddHashes(bloom, header, hashes, n);
-	ExpandedBloomMoved(result, bloom);
-	return bloom;
+	BloomAddHashes(bloom, header, hashes, n);
 }
 
 PG_FUNCTION_INFO_V1(bloom_add_all);
@@ -328,7 +325,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 {
 	ArrayType  *array;
 	KeyType    *key;
-	Bloom	   *bloom;
+	Bloom	  **bloom;
 	BfHeader	header;
 	ArrayIterator iterator;
 	Datum		value;
@@ -345,7 +342,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	array = PG_GETARG_ARRAYTYPE_P(1);
 	key = KeyTypeOfArray(fcinfo, array);
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
-	BloomReadHeader(bloom, &header);
+	BloomReadHeader(*bloom, &header);
 	CheckKeyKind(&header, key);
 
 	/* Hashes go in batches, so the core can prefetch their blocks. */
@@ -358,13 +355,13 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		pending[npending++] = KeyHash(key, value, header.seed, header.version);
 		if (npending == lengthof(pending))
 		{
-			bloom = AddPendingHashes(bloom, &header, key, pending, npending, result);
+			AddPendingHashes(bloom, &header, key, pending, npending);
 			npending = 0;
 		}
 	}
 	array_free_iterator(iterator);
-	bloom = AddPendingHashes(bloom, &header, key, pending, npending, result);
-	WarnIfOverfilled(bloom, &header);
+	AddPendingHashes(bloom, &header, key, pending, npending);
+	WarnIfOverfilled(*bloom, &header);
 	PG_RETURN_DATUM(result);
 }
 

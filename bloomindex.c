@@ -17,8 +17,9 @@
  *
  * A key's hash picks one block of the last segment (bf_block_of), so an
  * insert locks and logs one page, and writers of other pages never wait on
- * it; its WAL record is that block and the page's insert counter
- * (LogInsert).  Probes test every segment.  The snapshot (bloom_index_filter)
+ * it (it also reads its block of each older segment, as a key the chain
+ * holds already takes no room); its WAL record is that block and the
+ * page's insert counter (LogInsert).  Probes test every segment.  The snapshot (bloom_index_filter)
  * lays the segments out as the value they are: the same bits, so the same
  * answers.
  *
@@ -48,6 +49,7 @@
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/syscache.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
@@ -199,6 +201,18 @@ SegmentPages(const BloomIndexSegment *segment)
 	return (segment->nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
 }
 
+/*
+ * GenericXLog logs nothing for an unlogged index, but its init fork must
+ * reach the WAL: crash recovery and a promoted standby reset the index
+ * from it.
+ */
+static void
+LogInitForkPage(Buffer buffer, ForkNumber fork)
+{
+	if (fork == INIT_FORKNUM)
+		log_newpage_buffer(buffer, true);
+}
+
 /* A new bit page, WAL-logged whole: blocks from bits, or zeroes. */
 static void
 WriteBitPage(Relation index, ForkNumber fork, BlockNumber expected, const uint8 *bits,
@@ -217,6 +231,7 @@ WriteBitPage(Relation index, ForkNumber fork, BlockNumber expected, const uint8 
 	if (bits != NULL)
 		memcpy(PageBlocks(page), bits, (Size) count * BF_BLOCK_BYTES);
 	GenericXLogFinish(state);
+	LogInitForkPage(buffer, fork);
 	UnlockReleaseBuffer(buffer);
 }
 
@@ -277,6 +292,7 @@ WriteIndex(Relation index, ForkNumber fork, Bloom *bloom)
 	bf_write_header(PageMeta(page)->header, &header);
 	memcpy(PageMeta(page)->segments, places, sizeof(places));
 	GenericXLogFinish(state);
+	LogInitForkPage(buffer, fork);
 	UnlockReleaseBuffer(buffer);
 
 	bf_segment_first(BloomData(bloom), &header, &segment);
@@ -302,11 +318,13 @@ ReportCorruptIndex(Relation index, const char *detail)
  * sizes and lie in order within the relation.
  */
 static void
-DecodeMeta(Relation index, Page page, IndexLayout *layout)
+DecodeMeta(Relation index, Page page, IndexLayout *result)
 {
 	BloomIndexMeta *meta = PageMeta(page);
 	BfStatus	status;
 	BlockNumber next_page = BLOOM_INDEX_METAPAGE + 1;
+	IndexLayout decoded;
+	IndexLayout *layout = &decoded;	/* result only once all of it checks out */
 
 	if (PageIsNew(page) || meta->magic != BLOOM_INDEX_MAGIC ||
 		meta->version != BLOOM_INDEX_VERSION)
@@ -338,6 +356,7 @@ DecodeMeta(Relation index, Page page, IndexLayout *layout)
 			ReportCorruptIndex(index, "Segments overlap");
 		next_page = segment->first_page + SegmentPages(segment);
 	}
+	*result = decoded;
 }
 
 /* The filter's header and segments, from the metapage. */
@@ -479,8 +498,7 @@ typedef struct BuildState
 static void
 AddPending(BuildState *state)
 {
-	state->bloom = BloomAddHashes(state->bloom, &state->header, state->pending,
-								  state->npending);
+	BloomAddHashes(&state->bloom, &state->header, state->pending, state->npending);
 	state->npending = 0;
 }
 
@@ -646,85 +664,150 @@ typedef struct InsertCache
 {
 	KeyType		key;
 	IndexLayout layout;
+	bool		cannot_grow;	/* the chain is as long as it can be */
+	bool		near_full;		/* a page of the last segment held its share */
 } InsertCache;
 
+static InsertCache *
+GetInsertCache(Relation index)
+{
+	InsertCache *cache = (InsertCache *) index->rd_amcache;
+
+	if (cache == NULL)
+	{
+		cache = MemoryContextAllocZero(index->rd_indexcxt, sizeof(InsertCache));
+		IndexKeyType(index, &cache->key, index->rd_indexcxt);
+		ReadMeta(index, &cache->layout);
+		index->rd_amcache = cache;
+	}
+	return cache;
+}
+
 /*
- * An insert checks whether the last segment is full only when its page's
- * counter says the segment may be (the page holds its share of the
- * capacity), and then on every FULL_CHECK_INTERVAL-th key of that page:
- * the check reads every page of the segment.
+ * Whether the last segment may be full: its page's counter says so (the
+ * page holds its share of the capacity).  From then on an insert rereads
+ * the metapage first, so that a segment another backend added takes this
+ * backend's keys at once rather than after its next check; and on every
+ * FULL_CHECK_INTERVAL-th key of such a page it checks whether to grow,
+ * which reads pages of the segment under the extension lock.
  */
 #define FULL_CHECK_INTERVAL 16
 
 static bool
-SegmentMayBeFull(const IndexLayout *layout, const BloomIndexSegment *segment,
+SegmentMayBeFull(const InsertCache *cache, const BloomIndexSegment *segment,
 				 uint64 page_count)
 {
 	BfSegment	planned;
 
-	if (!bf_is_chain(&layout->header) || page_count % FULL_CHECK_INTERVAL != 0)
+	if (!bf_is_chain(&cache->layout.header) || cache->cannot_grow)
 		return false;
-	if (bf_segment_plan(&layout->header, layout->header.nsegments - 1, &planned) != BF_OK)
+	if (bf_segment_plan(&cache->layout.header, cache->layout.header.nsegments - 1,
+						&planned) != BF_OK)
 		return false;
 	return page_count * SegmentPages(segment) + segment->built >= planned.capacity;
 }
 
-/* Appends a segment to the index: its pages first, then the metapage. */
-static void
-AppendSegment(Relation index, Buffer metabuf, IndexLayout *layout, const BfSegment *next)
+/*
+ * Keys a segment has taken, estimated from at most FULL_CHECK_SAMPLE of its
+ * pages spread over it (exact for a smaller segment): keys spread evenly
+ * over the pages, so a sample of pages of thousands of keys each puts the
+ * total within a fraction of a percent, without reading a segment of
+ * thousands of pages on every check.
+ */
+#define FULL_CHECK_SAMPLE 32
+
+static uint64
+SegmentTakenEstimate(Relation index, const BloomIndexSegment *segment)
 {
-	BloomIndexSegment *place = &layout->segments[layout->header.nsegments];
+	uint32		pages = SegmentPages(segment);
+	uint32		sample = Min(pages, FULL_CHECK_SAMPLE);
+	uint64		counted = 0;
+
+	for (uint32 i = 0; i < sample; i++)
+	{
+		BlockNumber page = segment->first_page + (BlockNumber) ((uint64) i * pages / sample);
+		Buffer		buffer = ReadBuffer(index, page);
+
+		LockBuffer(buffer, BUFFER_LOCK_SHARE);
+		counted += PageOpaque(BufferGetPage(buffer))->inserted;
+		UnlockReleaseBuffer(buffer);
+	}
+	if (sample == pages)
+		return bf_count_add(segment->built, counted);
+	return bf_count_add(segment->built, (uint64) ((double) counted / sample * pages));
+}
+
+/* Writes a new segment's pages, then points the metapage at it. */
+static void
+AppendSegment(Relation index, IndexLayout *layout, const BfSegment *next)
+{
+	BloomIndexSegment place;
+	Buffer		metabuf;
 	GenericXLogState *state;
 	Page		page;
 
 	/*
-	 * Only growth extends the index after its build, under the metapage's
-	 * exclusive lock.  Pages of a segment whose metapage update a crash
-	 * lost stay unused: the next segment starts after them.
+	 * Pages of a segment whose metapage update a crash lost stay unused:
+	 * the next segment starts after them.
 	 */
-	memset(place, 0, sizeof(*place));
-	place->first_page = RelationGetNumberOfBlocks(index);
-	place->nblocks = next->nblocks;
-	place->k = next->k;
-	WriteSegmentPages(index, MAIN_FORKNUM, place, NULL);
+	memset(&place, 0, sizeof(place));
+	place.first_page = RelationGetNumberOfBlocks(index);
+	place.nblocks = next->nblocks;
+	place.k = next->k;
+	WriteSegmentPages(index, MAIN_FORKNUM, &place, NULL);
 
+	metabuf = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	DecodeMeta(index, BufferGetPage(metabuf), layout);
+	layout->segments[layout->header.nsegments] = place;
 	layout->header.nsegments++;
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, metabuf, 0);
 	bf_write_header(PageMeta(page)->header, &layout->header);
-	PageMeta(page)->segments[layout->header.nsegments - 1] = *place;
+	PageMeta(page)->segments[layout->header.nsegments - 1] = place;
 	GenericXLogFinish(state);
+	UnlockReleaseBuffer(metabuf);
 }
 
 /*
- * Adds a segment if the last one has taken its capacity, under the
- * metapage's exclusive lock, so that one inserter grows the index and the
- * others find the new segment in the metapage.  Refreshes cached.
+ * Adds a segment if the last one has taken its capacity.  Growers queue on
+ * the relation extension lock, a heavyweight lock (only growth extends the
+ * index after its build): the one that gets it writes the new segment's
+ * pages, which can be thousands, with no buffer lock held, so probes and
+ * inserts go on meanwhile and a cancel is answered; the metapage is locked
+ * only to publish the segment.  A grower that finds the segment already
+ * added only takes the new layout.  Refreshes cache.
  */
 static void
-GrowIfFull(Relation index, IndexLayout *cached)
+GrowIfFull(Relation index, InsertCache *cache)
 {
-	Buffer		metabuf = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
-	const BloomIndexSegment *last;
+	IndexLayout *layout = &cache->layout;
+	uint32		had = layout->header.nsegments;
 	BfSegment	planned;
 	BfSegment	next;
 	size_t		new_len;
 
-	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
-	DecodeMeta(index, BufferGetPage(metabuf), cached);
-	last = LastSegment(cached);
-	if (bf_segment_plan(&cached->header, cached->header.nsegments - 1, &planned) == BF_OK &&
-		bf_count_add(last->built, SegmentInsertedSinceBuild(index, last)) >= planned.capacity &&
-		bf_chain_next(&cached->header, IndexValueLength(cached), &next, &new_len) == BF_OK)
-		AppendSegment(index, metabuf, cached, &next);
-	UnlockReleaseBuffer(metabuf);
+	LockRelationForExtension(index, ExclusiveLock);
+	ReadMeta(index, layout);
+	if (layout->header.nsegments == had)
+	{
+		if (bf_chain_next(&layout->header, IndexValueLength(layout), &next, &new_len) != BF_OK)
+			cache->cannot_grow = true;
+		else if (bf_segment_plan(&layout->header, had - 1, &planned) == BF_OK &&
+				 SegmentTakenEstimate(index, LastSegment(layout)) >= planned.capacity)
+			AppendSegment(index, layout, &next);
+	}
+	UnlockRelationForExtension(index, ExclusiveLock);
 }
 
-/* Whether a segment before the last may hold the hash already. */
+/*
+ * Whether one of the first count segments may hold the hash, asking the
+ * newest first: a chain's last segment is its largest and holds most keys.
+ */
 static bool
-OlderSegmentHolds(Relation index, const IndexLayout *layout, uint64 hash)
+SegmentsHold(Relation index, const IndexLayout *layout, uint32 count, uint64 hash)
 {
-	for (int i = (int) layout->header.nsegments - 2; i >= 0; i--)
+	for (int i = (int) count - 1; i >= 0; i--)
 	{
 		const BloomIndexSegment *segment = &layout->segments[i];
 		BlockNumber pageno;
@@ -757,7 +840,8 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 				  Relation heap, IndexUniqueCheck checkUnique, bool indexUnchanged,
 				  IndexInfo *indexInfo)
 {
-	InsertCache *cache = (InsertCache *) index->rd_amcache;
+	InsertCache *cache;
+	KeyType		key;
 	const BloomIndexSegment *segment;
 	BlockNumber pageno;
 	uint32		slot;
@@ -769,17 +853,27 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 
 	if (isnull[0])
 		return false;
-	if (cache == NULL)
+
+	/*
+	 * Hashing may look up the catalogs (an encoding conversion, a type's
+	 * hash function), and an invalidation met there frees rd_amcache: hash
+	 * with a copy of the key type, whose parts live in rd_indexcxt, and
+	 * fetch the cache again after.
+	 */
+	cache = GetInsertCache(index);
+	key = cache->key;
+	hash = KeyHash(&key, values[0], cache->layout.header.seed, cache->layout.header.version);
+	cache = GetInsertCache(index);
+	if (cache->near_full)
 	{
-		cache = MemoryContextAllocZero(index->rd_indexcxt, sizeof(InsertCache));
-		IndexKeyType(index, &cache->key, index->rd_indexcxt);
+		uint32		had = cache->layout.header.nsegments;
+
 		ReadMeta(index, &cache->layout);
-		index->rd_amcache = cache;
+		cache->near_full = cache->layout.header.nsegments == had;
 	}
-	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
-				   cache->layout.header.version);
+
 	segment = LastSegment(&cache->layout);
-	if (OlderSegmentHolds(index, &cache->layout, hash))
+	if (SegmentsHold(index, &cache->layout, cache->layout.header.nsegments - 1, hash))
 		return false;
 	BlockOfHash(segment, hash, &pageno, &slot);
 
@@ -806,8 +900,14 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	END_CRIT_SECTION();
 	UnlockReleaseBuffer(buffer);
 
-	if (SegmentMayBeFull(&cache->layout, segment, page_count))
-		GrowIfFull(index, &cache->layout);
+	if (SegmentMayBeFull(cache, segment, page_count))
+	{
+		uint32		had = cache->layout.header.nsegments;
+
+		if (page_count % FULL_CHECK_INTERVAL == 0)
+			GrowIfFull(index, cache);
+		cache->near_full = cache->layout.header.nsegments == had && !cache->cannot_grow;
+	}
 	return false;
 }
 
@@ -1044,41 +1144,66 @@ IndexSnapshot(Relation index)
  * rows reads the whole index into memory once, as a probe of a stored
  * bloom value detoasts it once: after as many probes as the index has
  * pages, copying it costs less than going on through the buffer manager.
- * The copy serves the rest of the command only, the view MVCC gives it: a
- * later command, or a later transaction of a procedure, reads the index
- * anew, and sees the keys inserted since.
+ * The copy serves probes under the same view of the data only (below): a
+ * later snapshot that could see more rows, a later command, or a later
+ * transaction of a procedure reads the index anew, and sees the keys
+ * inserted since.
+ *
+ * The view a copy belongs to: the active snapshot's bounds, how many
+ * transactions had completed when it was taken, and its command.  Two
+ * snapshots that agree on all four see the same committed rows, so a copy
+ * made under one serves the other; any commit in between, or a command of
+ * this transaction, makes a new view.  (A statement start would not do: a
+ * PL/pgSQL loop in READ COMMITTED takes a snapshot per statement within
+ * one top-level statement and one command.)
  */
+typedef struct ProbeView
+{
+	TransactionId xmin;
+	TransactionId xmax;
+	uint64		completions;
+	CommandId	command;
+} ProbeView;
+
+static bool
+CurrentView(ProbeView *view)
+{
+	Snapshot	snapshot;
+
+	memset(view, 0, sizeof(*view));
+	if (!ActiveSnapshotSet())
+		return false;
+	snapshot = GetActiveSnapshot();
+	if (snapshot->snapshot_type != SNAPSHOT_MVCC)
+		return false;
+	view->xmin = snapshot->xmin;
+	view->xmax = snapshot->xmax;
+	view->completions = snapshot->snapXactCompletionCount;
+	view->command = snapshot->curcid;
+	return true;
+}
+
 typedef struct IndexProbeCache
 {
 	KeyType		key;
 	Oid			indexoid;
-	TimestampTz xact_start;		/* the command the counts and copy belong to */
-	TimestampTz statement_start;
-	CommandId	command;
+	bool		has_view;		/* no copy without a view to tie it to */
+	ProbeView	view;			/* the one the counts and copy belong to */
 	uint64		probes;
 	Bloom	   *copy;
 	BfHeader	header;			/* the copy's */
 } IndexProbeCache;
 
-static bool
-SameCommand(const IndexProbeCache *cache)
-{
-	return cache->xact_start == GetCurrentTransactionStartTimestamp() &&
-		cache->statement_start == GetCurrentStatementStartTimestamp() &&
-		cache->command == GetCurrentCommandId(false);
-}
-
 static void
-StartCommand(IndexProbeCache *cache, Oid indexoid)
+StartView(IndexProbeCache *cache, Oid indexoid, bool has_view, const ProbeView *view)
 {
 	if (cache->copy != NULL)
 		pfree(cache->copy);
 	cache->copy = NULL;
 	cache->probes = 0;
 	cache->indexoid = indexoid;
-	cache->xact_start = GetCurrentTransactionStartTimestamp();
-	cache->statement_start = GetCurrentStatementStartTimestamp();
-	cache->command = GetCurrentCommandId(false);
+	cache->has_view = has_view;
+	cache->view = *view;
 }
 
 PG_FUNCTION_INFO_V1(bloom_index_contains);
@@ -1092,7 +1217,9 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	Relation	index;
 	IndexLayout layout;
 	uint64		hash;
-	bool		present = false;
+	bool		present;
+	bool		has_view;
+	ProbeView	view;
 
 	if (cache == NULL)
 	{
@@ -1100,8 +1227,10 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 		fcinfo->flinfo->fn_extra = cache;
 	}
 	key = KeyTypeForArg(&cache->key, fcinfo, 1);
-	if (cache->indexoid != indexoid || !SameCommand(cache))
-		StartCommand(cache, indexoid);
+	has_view = CurrentView(&view);
+	if (cache->indexoid != indexoid || !has_view || !cache->has_view ||
+		memcmp(&cache->view, &view, sizeof(view)) != 0)
+		StartView(cache, indexoid, has_view, &view);
 	if (cache->copy != NULL)
 	{
 		hash = KeyHash(key, PG_GETARG_DATUM(1), cache->header.seed, cache->header.version);
@@ -1112,7 +1241,7 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	index = OpenIndexForReading(indexoid);
 	ReadMeta(index, &layout);
 	CheckKeyKind(&layout.header, key);
-	if (++cache->probes > IndexBitPages(&layout) + 1)
+	if (cache->has_view && ++cache->probes > IndexBitPages(&layout) + 1)
 	{
 		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 
@@ -1121,22 +1250,7 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 		BloomReadHeader(cache->copy, &cache->header);
 	}
 	hash = KeyHash(key, PG_GETARG_DATUM(1), layout.header.seed, layout.header.version);
-
-	/* newest first: the last segment is the largest, and holds most keys */
-	for (int i = (int) layout.header.nsegments - 1; i >= 0 && !present; i--)
-	{
-		const BloomIndexSegment *segment = &layout.segments[i];
-		BlockNumber pageno;
-		uint32		slot;
-		Buffer		buffer;
-
-		BlockOfHash(segment, hash, &pageno, &slot);
-		buffer = ReadBuffer(index, pageno);
-		LockBuffer(buffer, BUFFER_LOCK_SHARE);
-		present = bf_block_test(PageBlocks(BufferGetPage(buffer)) + (Size) slot * BF_BLOCK_BYTES,
-								hash, segment->k);
-		UnlockReleaseBuffer(buffer);
-	}
+	present = SegmentsHold(index, &layout, layout.header.nsegments, hash);
 	index_close(index, NoLock);
 	PG_RETURN_BOOL(present);
 }
@@ -1228,8 +1342,19 @@ bloom_index_verify(PG_FUNCTION_ARGS)
 	IndexInfo  *indexInfo;
 	VerifyState state;
 	KeyType		key;
-	Bloom	   *bloom = IndexSnapshot(index);
+	Snapshot	snapshot;
+	TableScanDesc scan;
+	Bloom	   *bloom;
 
+	/*
+	 * The rows to check are those of a snapshot taken before the index is
+	 * copied: every row it sees committed, so its key reached the index
+	 * before the copy.  (A scan of every row not yet dead, as an index
+	 * build does, would take rows still being inserted, whose keys may not
+	 * be in the index yet.)
+	 */
+	snapshot = RegisterSnapshot(GetTransactionSnapshot());
+	bloom = IndexSnapshot(index);
 	BloomReadHeader(bloom, &state.header);
 	state.value = BloomData(bloom);
 	state.key = IndexKeyType(index, &key, CurrentMemoryContext);
@@ -1237,7 +1362,9 @@ bloom_index_verify(PG_FUNCTION_ARGS)
 	state.missing = 0;
 	heap = table_open(index->rd_index->indrelid, AccessShareLock);
 	indexInfo = BuildIndexInfo(index);
-	table_index_build_scan(heap, index, indexInfo, true, false, VerifyCallback, &state, NULL);
+	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
+	table_index_build_scan(heap, index, indexInfo, true, false, VerifyCallback, &state, scan);
+	UnregisterSnapshot(snapshot);
 	table_close(heap, AccessShareLock);
 	index_close(index, AccessShareLock);
 	if (state.missing > 0)

@@ -300,6 +300,7 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 	header->k = sizing.k;
 	header->key_kind = BF_KIND_NONE;
 	header->nblocks = sizing.nblocks;
+	header->nsegments = 1;
 	header->capacity = (uint64) capacity;
 	header->fpr = fpr;
 }
@@ -350,36 +351,39 @@ BloomGrowChain(Bloom *bloom, BfHeader *header)
 }
 
 /*
- * Adds hashes to a filter the caller owns, with the key kind already in
- * the header; a chain grows when its last segment is full, so the result
- * may be a new pointer (repalloc'd in bloom's own memory context).
+ * Adds hashes to *bloom, a filter the caller owns, with the key kind
+ * already in the header.  A chain grows when its last segment is full:
+ * *bloom then moves (repalloc'd in its own memory context), and is
+ * repointed at each step, so that it stays valid should a later one fail.
  */
-Bloom *
-BloomAddHashes(Bloom *bloom, BfHeader *header, const uint64 *hashes, size_t n)
+void
+BloomAddHashes(Bloom **bloom, BfHeader *header, const uint64 *hashes, size_t n)
 {
 	for (;;)
 	{
-		size_t		taken = bf_filter_add(BloomData(bloom), BloomDataLen(bloom),
+		size_t		taken = bf_filter_add(BloomData(*bloom), BloomDataLen(*bloom),
 										  header, hashes, n);
+		Bloom	   *grown;
 
 		if (taken == n)
-			return bloom;
-		bloom = BloomGrowChain(bloom, header);
-		if (bloom == NULL)
+			return;
+		grown = BloomGrowChain(*bloom, header);
+		if (grown == NULL)
 			elog(ERROR, "bloom chain asked to grow and could not");
+		*bloom = grown;
 		hashes += taken;
 		n -= taken;
 	}
 }
 
 /* Adds one value to a filter the caller owns; see BloomAddHashes. */
-Bloom *
-BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key, Datum value)
+void
+BloomAddValue(Bloom **bloom, BfHeader *header, const KeyType *key, Datum value)
 {
 	uint64		hash = KeyHash(key, value, header->seed, header->version);
 
 	KeyKindIntoHeader(header, key);
-	return BloomAddHashes(bloom, header, &hash, 1);
+	BloomAddHashes(bloom, header, &hash, 1);
 }
 
 /* Whether the value may have been added. */
@@ -496,15 +500,6 @@ BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
 }
 
 /*
- * Warns, once per statement, that a filter has had so many values added
- * that its false-positive rate passed OVERFILL_RATE_FACTOR times its
- * target: it still finds every value added, but answers "maybe" so often
- * that it stops saving work.  Cheap when the filter is not near that: the
- * rate its inserted count implies (an upper bound, as duplicates count) is
- * checked before its bits are; and within a statement the bits are looked
- * at again only after the count has grown by a tenth.
- */
-/*
  * The first segment that has taken more than its capacity, if any: in a
  * chain only the last one takes values, as long as the chain can grow, but
  * a union fills segments side by side.
@@ -536,6 +531,15 @@ ChainCanGrow(Bloom *bloom, const BfHeader *header)
  */
 #define COUNT_BOUND_MAX_LOAD 256.0
 
+/*
+ * Warns, once per statement, that a filter has had so many values added
+ * that its false-positive rate passed OVERFILL_RATE_FACTOR times its
+ * target: it still finds every value added, but answers "maybe" so often
+ * that it stops saving work.  Cheap when the filter is not near that: the
+ * rate its inserted count implies (an upper bound, as duplicates count) is
+ * checked before its bits are; and within a statement the bits are looked
+ * at again only after the count has grown by a tenth.
+ */
 void
 WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 {
@@ -647,6 +651,31 @@ CheckIntersectable(const BfHeader *a, const BfHeader *b)
 }
 
 /*
+ * Chains of equal parameters have segments of equal sizes, as the validator
+ * makes sure of on input; a stored value is not validated again, so a
+ * union checks before it relies on it.
+ */
+static void
+CheckSegmentsAlike(Bloom *a, const BfHeader *ah, Bloom *b, const BfHeader *bh)
+{
+	BfSegment	sa;
+	BfSegment	sb;
+
+	bf_segment_first(BloomData(a), ah, &sa);
+	bf_segment_first(BloomData(b), bh, &sb);
+	do
+	{
+		if (sa.nblocks != sb.nblocks || sa.k != sb.k)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_EXCEPTION),
+					 errmsg("cannot compute the union of bloom filters whose segments differ in size"),
+					 errdetail("Segment %u has %u blocks and %d hashes in one, %u blocks and %d hashes in the other.",
+							   sa.index + 1, sa.nblocks, sa.k, sb.nblocks, sb.k),
+					 errhint("Rebuild both filters with this version of the extension.")));
+	} while (bf_segment_next(BloomData(a), ah, &sa) && bf_segment_next(BloomData(b), bh, &sb));
+}
+
+/*
  * Segment by segment: segment i of two chains with equal parameters has
  * the same size.  Where src is longer, dst takes its extra segments as
  * they are.  Returns dst, moved if it grew.
@@ -658,6 +687,7 @@ UnionSegments(Bloom *dst, BfHeader *d, Bloom *src, const BfHeader *s)
 	BfSegment	from;
 	size_t		len = BloomDataLen(dst);
 
+	CheckSegmentsAlike(dst, d, src, s);
 	if (s->nsegments > d->nsegments)
 	{
 		dst = repalloc(dst, VARSIZE(src));

@@ -109,14 +109,14 @@ extern BF_HIDDEN Bloom *BloomAllocChain(int64 capacity, double fpr, int32 growth
 extern BF_HIDDEN Bloom *BloomGrowChain(Bloom *bloom, BfHeader *header);
 
 /*
- * Adding to a filter the caller owns, whose header it decoded and whose
- * key kind it checked: the filter comes back, moved if a chain grew.
+ * Adding to *bloom, a filter the caller owns, whose header it decoded and
+ * whose key kind it checked: *bloom moves when a chain grows.
  * BloomAddHashes needs the key kind already in the header.
  */
-extern BF_HIDDEN Bloom *BloomAddHashes(Bloom *bloom, BfHeader *header,
-									   const uint64 *hashes, size_t n);
-extern BF_HIDDEN Bloom *BloomAddValue(Bloom *bloom, BfHeader *header, const KeyType *key,
-									  Datum value);
+extern BF_HIDDEN void BloomAddHashes(Bloom **bloom, BfHeader *header,
+									 const uint64 *hashes, size_t n);
+extern BF_HIDDEN void BloomAddValue(Bloom **bloom, BfHeader *header, const KeyType *key,
+									Datum value);
 extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 									 const KeyType *key, Datum value);
 

@@ -45,6 +45,9 @@ SELECT bloom_add(bloom_add(bloom_empty(10, 0.01, 3), 1), 2) = bloom_empty(10, 0.
 SELECT (bloom_info(bloom_agg(v, 10, 0.1, 2))).inserted FROM (VALUES (1), (NULL), (2)) t(v);
 SELECT bloom_agg(g, 10 + g % 2, 0.1, 2) FROM generate_series(1, 3) g;
 SELECT bloom_agg(g, 10, 0.1, NULL) FROM generate_series(1, 3) g;
+-- growth 0: a filter of fixed size, as bloom_empty(capacity, fpr, 0) makes
+SELECT bloom_agg(g, 1000, 0.01, 0) = bloom_agg(g, 1000, 0.01) AS fixed_form
+FROM generate_series(1, 1000) g;
 SELECT aggcombinefn = 0 AS no_combine FROM pg_aggregate
 WHERE aggfnoid = 'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure;
 
