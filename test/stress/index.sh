@@ -130,6 +130,8 @@ index_standby() {
 	missing=$(db "$standby" "SELECT count(*) FROM guarded WHERE NOT bloom_index_contains('guarded_k', k)")
 	check "index: on the standby, every committed key is found ($missing of $rows missing)" \
 		int_eq "$missing" 0
+	check "index: bloom_index_verify on the standby checks every row ($(verify_index "$standby") of $rows)" \
+		int_eq "$(verify_index "$standby")" "$rows"
 	drop_cluster "$standby"
 }
 
