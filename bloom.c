@@ -553,21 +553,29 @@ bf_check_segments(const uint8_t *value, size_t len, const BfHeader *header)
  * segment: fpr/2 + fpr/4 + ... stays below fpr, and halving a double is
  * exact, so every build computes the same sizes.
  */
+uint64_t
+bf_segment_capacity(const BfHeader *header, uint32_t index)
+{
+	uint64_t	capacity = header->capacity;
+
+	for (uint32_t i = 0; i < index; i++)
+		capacity = capacity > UINT64_MAX / header->growth
+			? UINT64_MAX : capacity * header->growth;
+	return capacity;
+}
+
 BfStatus
 bf_segment_plan(const BfHeader *header, uint32_t index, BfSegment *segment)
 {
-	uint64_t	capacity = header->capacity;
+	uint64_t	capacity = bf_segment_capacity(header, index);
 	double		fpr = header->fpr * 0.5;
 	BfSizing	sizing;
 	BfStatus	status;
 
 	for (uint32_t i = 0; i < index; i++)
-	{
-		if (capacity > UINT64_MAX / header->growth)
-			return BF_ERR_TOO_LARGE;
-		capacity *= header->growth;
 		fpr *= 0.5;
-	}
+	if (capacity == UINT64_MAX)
+		return BF_ERR_TOO_LARGE;
 	status = bf_size_for(capacity, fpr, &sizing);
 	if (status != BF_OK)
 		return status;

@@ -257,9 +257,13 @@ extern BF_HIDDEN void bf_segment_last(const uint8_t *value, const BfHeader *head
 									  BfSegment *segment);
 extern BF_HIDDEN void bf_segment_store_inserted(uint8_t *value, const BfSegment *segment);
 
-/* The capacity, rate and size of segment index of a chain. */
+/*
+ * The capacity, rate and size of segment index of a chain; its capacity
+ * alone (UINT64_MAX past what a uint64 holds) costs no sizing.
+ */
 extern BF_HIDDEN BfStatus bf_segment_plan(const BfHeader *header, uint32_t index,
 										  BfSegment *segment);
+extern BF_HIDDEN uint64_t bf_segment_capacity(const BfHeader *header, uint32_t index);
 
 /*
  * A new chain's header with no segment yet (BF_HEADER_SIZE bytes): its

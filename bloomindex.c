@@ -697,14 +697,10 @@ static bool
 SegmentMayBeFull(const InsertCache *cache, const BloomIndexSegment *segment,
 				 uint64 page_count)
 {
-	BfSegment	planned;
-
 	if (!bf_is_chain(&cache->layout.header) || cache->cannot_grow)
 		return false;
-	if (bf_segment_plan(&cache->layout.header, cache->layout.header.nsegments - 1,
-						&planned) != BF_OK)
-		return false;
-	return page_count * SegmentPages(segment) + segment->built >= planned.capacity;
+	return page_count * SegmentPages(segment) + segment->built >=
+		bf_segment_capacity(&cache->layout.header, cache->layout.header.nsegments - 1);
 }
 
 /*
@@ -783,7 +779,6 @@ GrowIfFull(Relation index, InsertCache *cache)
 {
 	IndexLayout *layout = &cache->layout;
 	uint32		had = layout->header.nsegments;
-	BfSegment	planned;
 	BfSegment	next;
 	size_t		new_len;
 
@@ -793,8 +788,8 @@ GrowIfFull(Relation index, InsertCache *cache)
 	{
 		if (bf_chain_next(&layout->header, IndexValueLength(layout), &next, &new_len) != BF_OK)
 			cache->cannot_grow = true;
-		else if (bf_segment_plan(&layout->header, had - 1, &planned) == BF_OK &&
-				 SegmentTakenEstimate(index, LastSegment(layout)) >= planned.capacity)
+		else if (SegmentTakenEstimate(index, LastSegment(layout)) >=
+				 bf_segment_capacity(&layout->header, had - 1))
 			AppendSegment(index, layout, &next);
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
@@ -841,7 +836,6 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 				  IndexInfo *indexInfo)
 {
 	InsertCache *cache;
-	KeyType		key;
 	const BloomIndexSegment *segment;
 	BlockNumber pageno;
 	uint32		slot;
@@ -856,14 +850,15 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 
 	/*
 	 * Hashing may look up the catalogs (an encoding conversion, a type's
-	 * hash function), and an invalidation met there frees rd_amcache: hash
-	 * with a copy of the key type, whose parts live in rd_indexcxt, and
-	 * fetch the cache again after.
+	 * hash function), and an invalidation met there would free rd_amcache
+	 * under us: the cache is taken out of the relcache entry meanwhile.  It
+	 * lives in rd_indexcxt, which a reload of an open index keeps.
 	 */
 	cache = GetInsertCache(index);
-	key = cache->key;
-	hash = KeyHash(&key, values[0], cache->layout.header.seed, cache->layout.header.version);
-	cache = GetInsertCache(index);
+	index->rd_amcache = NULL;
+	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
+				   cache->layout.header.version);
+	index->rd_amcache = cache;
 	if (cache->near_full)
 	{
 		uint32		had = cache->layout.header.nsegments;
