@@ -312,6 +312,14 @@ ReportCorruptIndex(Relation index, const char *detail)
 			 errdetail("%s.", detail)));
 }
 
+/* The metapage bytes DecodeMeta last found consistent, and their layout. */
+static struct
+{
+	bool		valid;
+	uint8		header[BF_HEADER_SIZE];
+	IndexLayout layout;
+} last_checked;
+
 /*
  * The metapage's header and segments, from a locked metapage; anything
  * inconsistent is corruption.  A chain's segments must have their planned
@@ -333,6 +341,18 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 				 errmsg("index \"%s\" is not a valid bloomfilter index",
 						RelationGetRelationName(index)),
 				 errhint("REINDEX it: it may have been built by an earlier development version.")));
+
+	/*
+	 * What is checked below depends on these bytes alone, and a point probe
+	 * reads them every time: a backend checks the same bytes once.
+	 */
+	if (last_checked.valid &&
+		memcmp(last_checked.header, meta->header, BF_HEADER_SIZE) == 0 &&
+		memcmp(last_checked.layout.segments, meta->segments, sizeof(meta->segments)) == 0)
+	{
+		*result = last_checked.layout;
+		return;
+	}
 	status = bf_read_header(meta->header, BF_HEADER_SIZE, &layout->header);
 	if (status != BF_OK)
 		ReportCorruptIndex(index, bf_status_message(status));
@@ -357,6 +377,9 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 		next_page = segment->first_page + SegmentPages(segment);
 	}
 	*result = decoded;
+	memcpy(last_checked.header, meta->header, BF_HEADER_SIZE);
+	last_checked.layout = decoded;
+	last_checked.valid = true;
 }
 
 /* The filter's header and segments, from the metapage. */
