@@ -10,10 +10,14 @@ OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds environment planner aggregates growth qfilter bloomindex spill errors security
+REGRESS = setup io functions operators hashing keykinds environment planner aggregates growth qfilter bloomindex bloomindex_edges spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8
+
+# Interleavings of concurrent sessions (specs/, pg_isolation_regress).
+ISOLATION = bloomindex_copy
+ISOLATION_OPTS = --encoding=UTF8 --load-extension=bloomfilter
 
 # The multi-second cases (sql/large.sql) run only when asked for, with
 # `make installcheck REGRESS_LARGE=large` as the full scripts/test.sh does:

@@ -686,11 +686,14 @@ COMMENT ON OPERATOR CLASS bloomfilter_ops USING bloomfilter IS 'keys of every no
 COMMENT ON OPERATOR FAMILY bloomfilter_ops USING bloomfilter IS 'keys of every non-array type, hashed as bloom hashes them';
 
 -- Volatile: they read the index as it is now, not as of a snapshot.
+-- Parallel restricted: the leader runs them, so that an index on a
+-- temporary table answers under a parallel plan (workers cannot read the
+-- leader's temporary buffers) and one copy of the index serves a query.
 CREATE FUNCTION bloom_index_contains(index regclass, value anycompatible) RETURNS boolean
-	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION bloom_index_contains(regclass, anycompatible) IS 'false if no row of the indexed table has the key; true if one may';
 CREATE FUNCTION bloom_index_filter(index regclass) RETURNS bloom
-	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION bloom_index_filter(regclass) IS 'the index as a bloom value, with the same answers';
 CREATE FUNCTION bloom_index_info(index regclass,
 	OUT capacity bigint,
@@ -701,8 +704,8 @@ CREATE FUNCTION bloom_index_info(index regclass,
 	OUT segments integer,
 	OUT bytes bigint,
 	OUT deleted_since_build bigint)
-	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION bloom_index_info(regclass) IS 'size, fill and estimates of a bloomfilter index, and rows deleted since its build';
 CREATE FUNCTION bloom_index_verify(index regclass) RETURNS bigint
-	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION bloom_index_verify(regclass) IS 'checks that every live row''s key is in the index; returns the keys checked';

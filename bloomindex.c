@@ -30,6 +30,8 @@
  */
 #include "postgres.h"
 
+#include <float.h>
+
 #include "access/amapi.h"
 #include "access/generic_xlog.h"
 #include "access/xloginsert.h"
@@ -45,6 +47,7 @@
 #include "optimizer/plancat.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
+#include "storage/procarray.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -53,6 +56,13 @@
 #include "utils/syscache.h"
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "catalog/pg_inherits.h"
+#include "optimizer/optimizer.h"
+#include "parser/parse_coerce.h"
+#include "utils/guc.h"
+#include "utils/memutils.h"
+#include "utils/rls.h"
 
 #include "bloomvalue.h"
 #include "keykind.h"
@@ -122,12 +132,14 @@ void
 BloomIndexDefineOptions(void)
 {
 	bloom_index_relopt_kind = add_reloption_kind();
+	/* 0, outside the bounds, stands for "not set": sized from the table */
 	add_int_reloption(bloom_index_relopt_kind, "capacity",
-					  "Keys the filter is sized for (0: the table's rows at build)",
-					  0, 0, INT_MAX, AccessExclusiveLock);
+					  "Keys the filter is sized for (unset: the table's rows at build)",
+					  0, 1, INT_MAX, AccessExclusiveLock);
+	/* the bounds are bloom_empty's, checked by bloomindex_options */
 	add_real_reloption(bloom_index_relopt_kind, "fpr",
 					   "Target false-positive rate",
-					   BLOOM_DEFAULT_FPR, 1e-18, 0.5, AccessExclusiveLock);
+					   BLOOM_DEFAULT_FPR, -DBL_MAX, DBL_MAX, AccessExclusiveLock);
 	bloom_index_relopt_tab[0].optname = "capacity";
 	bloom_index_relopt_tab[0].opttype = RELOPT_TYPE_INT;
 	bloom_index_relopt_tab[0].offset = offsetof(BloomIndexOptions, capacity);
@@ -142,12 +154,23 @@ BloomIndexDefineOptions(void)
 	bloom_index_relopt_tab[2].offset = offsetof(BloomIndexOptions, growth);
 }
 
+/*
+ * The options, checked as bloom_empty checks its arguments: the same
+ * bounds and messages, and a filter of that size must be possible.
+ */
 static bytea *
 bloomindex_options(Datum reloptions, bool validate)
 {
-	return (bytea *) build_reloptions(reloptions, validate, bloom_index_relopt_kind,
-									  sizeof(BloomIndexOptions), bloom_index_relopt_tab,
-									  lengthof(bloom_index_relopt_tab));
+	BloomIndexOptions *options;
+
+	options = (BloomIndexOptions *) build_reloptions(reloptions, validate, bloom_index_relopt_kind,
+													 sizeof(BloomIndexOptions),
+													 bloom_index_relopt_tab,
+													 lengthof(bloom_index_relopt_tab));
+	if (validate && options != NULL)
+		CheckFilterParameters(options->capacity > 0 ? options->capacity : MIN_AUTO_CAPACITY,
+							  options->fpr, options->growth);
+	return (bytea *) options;
 }
 
 /* ---------------------------------------------------------------------
@@ -674,6 +697,12 @@ LogInsert(Buffer buffer, Page page, uint32 slot)
 }
 
 /*
+ * Keys this backend has added to bloomfilter indexes: a copy of an index
+ * made before one of them lacks it (see ProbeView).
+ */
+static uint64 own_index_writes;
+
+/*
  * What inserts keep in the index's relcache entry (rd_amcache): the key
  * type and the metapage.  Setting them up takes catalog lookups and a
  * metapage read, several times the cost of the insert itself, and single-
@@ -870,6 +899,7 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 
 	if (isnull[0])
 		return false;
+	own_index_writes++;
 
 	/*
 	 * Hashing may look up the catalogs (an encoding conversion, a type's
@@ -1052,43 +1082,168 @@ bloomfilter_index_handler(PG_FUNCTION_ARGS)
 
 	PG_RETURN_POINTER(am);
 }
-
 /* ---------------------------------------------------------------------
- * SQL functions
+ * SQL functions: who may read an index, and which indexes answer
  * ---------------------------------------------------------------------
  */
 
 /*
- * Opens a bloomfilter index for reading, after checking that the caller
- * may read its table: nothing about a table the caller cannot SELECT from
- * may leak through the index.
+ * Whether the user may read every column the key reads: the key column or
+ * its expression's columns, and the predicate's (a whole-row reference
+ * needs them all).  SELECT on these is enough, as for a query selecting
+ * them.
  */
-static Relation
-OpenIndexForReading(Oid indexoid)
+static bool
+MayReadKeyColumns(Relation index, Oid heapoid, Oid user)
 {
-	Oid			heapoid = IndexGetRelation(indexoid, true);
-	Relation	index;
+	Bitmapset  *columns = NULL;
+	int			member = -1;
 
-	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index", get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
-	if (pg_class_aclcheck(heapoid, GetUserId(), ACL_SELECT) != ACLCHECK_OK)
+	for (int i = 0; i < index->rd_index->indnatts; i++)
+	{
+		AttrNumber	column = index->rd_index->indkey.values[i];
+
+		if (column != 0)		/* 0: an expression, pulled below */
+			columns = bms_add_member(columns, column - FirstLowInvalidHeapAttributeNumber);
+	}
+	pull_varattnos((Node *) RelationGetIndexExpressions(index), 1, &columns);
+	pull_varattnos((Node *) RelationGetIndexPredicate(index), 1, &columns);
+	while ((member = bms_next_member(columns, member)) >= 0)
+	{
+		AttrNumber	column = member + FirstLowInvalidHeapAttributeNumber;
+		bool		allowed;
+
+		if (column == InvalidAttrNumber)
+			allowed = pg_attribute_aclcheck_all(heapoid, user, ACL_SELECT,
+												ACLMASK_ALL) == ACLCHECK_OK;
+		else
+			allowed = column > 0 &&
+				pg_attribute_aclcheck(heapoid, column, user, ACL_SELECT) == ACLCHECK_OK;
+		if (!allowed)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Refuses what a query of the table would refuse: reading the keys without
+ * SELECT on them; and, where row-level security applies to the caller, any
+ * answer at all, as the filter holds the keys of every row and a probe, a
+ * copy or a count would tell of the hidden ones.
+ */
+static void
+CheckMayReadIndex(Relation index)
+{
+	Oid			heapoid = index->rd_index->indrelid;
+	Oid			user = GetUserId();
+
+	if (pg_class_aclcheck(heapoid, user, ACL_SELECT) != ACLCHECK_OK &&
+		!MayReadKeyColumns(index, heapoid, user))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied for table %s", get_rel_name(heapoid)),
-				 errdetail("Reading a bloomfilter index needs SELECT on its table.")));
-	index = index_open(indexoid, AccessShareLock);
+				 errdetail("Reading a bloomfilter index needs SELECT on its table or on every column its key reads.")));
+	if (check_enable_rls(heapoid, InvalidOid, true) == RLS_ENABLED)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied for bloomfilter index \"%s\"",
+						RelationGetRelationName(index)),
+				 errdetail("Row-level security hides rows of table \"%s\" from the current user, and the index holds the keys of every row.",
+						   get_rel_name(heapoid)),
+				 errhint("Only roles that row-level security does not restrict (the table's owner, roles with BYPASSRLS) can read the index.")));
+}
+
+/*
+ * Refuses an index whose filter may lack keys of rows a query sees: one
+ * whose concurrent build has not finished, or whose concurrent drop has
+ * begun (inserts no longer reach it).  A partitioned index is invalid
+ * while a partition lacks its index.  Checked before any page is read: an
+ * index not yet built has none.
+ */
+static void
+CheckIndexIsComplete(Relation index)
+{
+	Form_pg_index form = index->rd_index;
+
+	if (RELATION_IS_OTHER_TEMP(index))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read temporary indexes of other sessions")));
+	if (!form->indisvalid || !form->indisready || !form->indislive)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bloomfilter index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errdetail("Its concurrent build did not finish, or its concurrent drop began: it may lack keys of rows in the table."),
+				 errhint("Rebuild it with REINDEX INDEX CONCURRENTLY, or drop it.")));
+	if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("cannot read unlogged bloomfilter index \"%s\" during recovery",
+						RelationGetRelationName(index))));
+}
+
+/* Opens a bloomfilter index whose rights the caller has checked. */
+static Relation
+OpenCheckedIndex(Oid indexoid)
+{
+	Relation	index = index_open(indexoid, AccessShareLock);
+
 	if (index->rd_indam == NULL || index->rd_indam->aminsert != bloomindex_insert)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("index \"%s\" is not a bloomfilter index", RelationGetRelationName(index))));
+	CheckIndexIsComplete(index);
 	return index;
 }
 
 /*
- * Copies a segment's blocks into bits, and returns the keys its pages took
- * since the build; the two come from the same locked page.
+ * Opens a bloomfilter index, or a partitioned one, for a caller who may
+ * read it.  The lock stays to the end of the transaction, as a scan's
+ * would.
+ */
+static Relation
+OpenIndexForReading(Oid indexoid)
+{
+	Relation	index;
+
+	if (!OidIsValid(IndexGetRelation(indexoid, true)))
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not an index",
+						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+	index = OpenCheckedIndex(indexoid);
+	CheckMayReadIndex(index);
+	return index;
+}
+
+/*
+ * The indexes that hold the keys: the index itself, or each partition's
+ * index of a partitioned one (at every level), locked.
+ */
+static List *
+LeafIndexes(Relation index)
+{
+	List	   *leaves = NIL;
+	ListCell   *cell;
+
+	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX)
+		return list_make1_oid(RelationGetRelid(index));
+	foreach(cell, find_all_inheritors(RelationGetRelid(index), AccessShareLock, NULL))
+	{
+		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_INDEX)
+			leaves = lappend_oid(leaves, lfirst_oid(cell));
+	}
+	return leaves;
+}
+
+/* ---------------------------------------------------------------------
+ * SQL functions: copies of an index, tied to a view of the data
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * Copies the segment's blocks into bits, and returns the keys its pages
+ * took since the build; the two come from the same locked page.
  */
 static uint64
 CopySegment(Relation index, const BloomIndexSegment *segment, uint8 *bits)
@@ -1158,70 +1313,358 @@ IndexSnapshot(Relation index)
 }
 
 /*
- * What a call site of bloom_index_contains keeps.  A scan that probes many
- * rows reads the whole index into memory once, as a probe of a stored
- * bloom value detoasts it once: after as many probes as the index has
- * pages, copying it costs less than going on through the buffer manager.
- * The copy serves probes under the same view of the data only (below): a
- * later snapshot that could see more rows, a later command, or a later
- * transaction of a procedure reads the index anew, and sees the keys
- * inserted since.
+ * A scan that probes many rows reads an index into memory once, as a probe
+ * of a stored bloom value detoasts it once: after as many probes as the
+ * index has pages, a copy costs less than going on through the buffer
+ * manager.  A copy answers only under the view of the data it was made
+ * under, which must see no key the copy lacks:
  *
- * The view a copy belongs to: the active snapshot's bounds, how many
- * transactions had completed when it was taken, and its command.  Two
- * snapshots that agree on all four see the same committed rows, so a copy
- * made under one serves the other; any commit in between, or a command of
- * this transaction, makes a new view.  (A statement start would not do: a
- * PL/pgSQL loop in READ COMMITTED takes a snapshot per statement within
- * one top-level statement and one command.)
+ * - the same snapshot contents: xmin, xmax and the lists of transactions
+ *   in progress.  Two snapshots that agree on them see the same committed
+ *   transactions, whichever commits happened in between; a commit that
+ *   moves neither bound still leaves the list.  (A copied snapshot's count
+ *   of completed transactions is zero, so that count tells nothing.)
+ * - the same command, and no key added by this backend since: a
+ *   statement's own inserts reach the index's pages, so the copy must see
+ *   them too (INSERT ... RETURNING a probe).
+ * - the same user, whose rights the call site checked under the view.
+ *
+ * Views are numbered; call sites and copies keep the number.  Copies live
+ * to the end of the transaction: one per index, whichever call site made
+ * it, and none larger than work_mem (beyond it probes read the pages).
  */
 typedef struct ProbeView
 {
+	uint64		id;				/* 0: none */
+	Oid			user;
+	uint64		own_writes;
+	CommandId	curcid;
 	TransactionId xmin;
 	TransactionId xmax;
-	uint64		completions;
-	CommandId	command;
+	bool		suboverflowed;
+	bool		taken_during_recovery;
+	uint32		xcnt;
+	int32		subxcnt;
+	TransactionId *xip;
+	TransactionId *subxip;
 } ProbeView;
 
+static ProbeView current_view;
+static uint64 last_view_id;
+
+typedef struct IndexCopy
+{
+	Oid			indexoid;
+	uint64		view;
+	uint64		probes;			/* under view, through the pages */
+	Bloom	   *bloom;			/* NULL until the probes pay for it */
+	BfHeader	header;
+	struct IndexCopy *next;
+} IndexCopy;
+
+static MemoryContext copies_context;
+static IndexCopy *copies;
+
+/*
+ * Whether the snapshot has its subtransactions' list: a copied snapshot
+ * drops an overflowed one, which visibility then does not consult.
+ */
 static bool
-CurrentView(ProbeView *view)
+SubxipKept(Snapshot snapshot)
+{
+	return snapshot->subxcnt > 0 &&
+		(!snapshot->suboverflowed || snapshot->takenDuringRecovery);
+}
+
+static bool
+SnapshotIsView(Snapshot snapshot, const ProbeView *view)
+{
+	return view->id != 0 &&
+		view->user == GetUserId() &&
+		view->own_writes == own_index_writes &&
+		view->curcid == snapshot->curcid &&
+		view->xmin == snapshot->xmin &&
+		view->xmax == snapshot->xmax &&
+		view->suboverflowed == snapshot->suboverflowed &&
+		view->taken_during_recovery == snapshot->takenDuringRecovery &&
+		view->xcnt == snapshot->xcnt &&
+		view->subxcnt == snapshot->subxcnt &&
+		(snapshot->xcnt == 0 ||
+		 memcmp(view->xip, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt) == 0) &&
+		(!SubxipKept(snapshot) ||
+		 memcmp(view->subxip, snapshot->subxip, sizeof(TransactionId) * snapshot->subxcnt) == 0);
+}
+
+/* At the end of a transaction its copies and views are gone. */
+static void
+ForgetCopies(XactEvent event, void *arg)
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			if (copies_context != NULL)
+				MemoryContextReset(copies_context);
+			copies = NULL;
+			current_view.id = 0;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * The number of the view the active snapshot gives, or 0 where there is
+ * none to tie a copy to (no active MVCC snapshot).
+ */
+static uint64
+CurrentViewId(void)
 {
 	Snapshot	snapshot;
 
-	memset(view, 0, sizeof(*view));
 	if (!ActiveSnapshotSet())
-		return false;
+		return 0;
 	snapshot = GetActiveSnapshot();
 	if (snapshot->snapshot_type != SNAPSHOT_MVCC)
-		return false;
-	view->xmin = snapshot->xmin;
-	view->xmax = snapshot->xmax;
-	view->completions = snapshot->snapXactCompletionCount;
-	view->command = snapshot->curcid;
-	return true;
+		return 0;
+	if (SnapshotIsView(snapshot, &current_view))
+		return current_view.id;
+
+	if (copies_context == NULL)
+	{
+		copies_context = AllocSetContextCreate(TopMemoryContext,
+											   "bloomfilter index copies",
+											   ALLOCSET_DEFAULT_SIZES);
+		current_view.xip = MemoryContextAlloc(TopMemoryContext,
+											  sizeof(TransactionId) * GetMaxSnapshotXidCount());
+		current_view.subxip = MemoryContextAlloc(TopMemoryContext,
+												 sizeof(TransactionId) * GetMaxSnapshotSubxidCount());
+		RegisterXactCallback(ForgetCopies, NULL);
+	}
+	current_view.id = 0;		/* not a view until all of it is copied */
+	current_view.user = GetUserId();
+	current_view.own_writes = own_index_writes;
+	current_view.curcid = snapshot->curcid;
+	current_view.xmin = snapshot->xmin;
+	current_view.xmax = snapshot->xmax;
+	current_view.suboverflowed = snapshot->suboverflowed;
+	current_view.taken_during_recovery = snapshot->takenDuringRecovery;
+	current_view.xcnt = snapshot->xcnt;
+	current_view.subxcnt = snapshot->subxcnt;
+	if (snapshot->xcnt > 0)
+		memcpy(current_view.xip, snapshot->xip, sizeof(TransactionId) * snapshot->xcnt);
+	if (SubxipKept(snapshot))
+		memcpy(current_view.subxip, snapshot->subxip,
+			   sizeof(TransactionId) * snapshot->subxcnt);
+	current_view.id = ++last_view_id;
+	return current_view.id;
 }
 
-typedef struct IndexProbeCache
+/* The backend's copy of an index under view, made new when it is older. */
+static IndexCopy *
+CopyUnderView(Oid indexoid, uint64 view)
 {
-	KeyType		key;
-	Oid			indexoid;
-	bool		has_view;		/* no copy without a view to tie it to */
-	ProbeView	view;			/* the one the counts and copy belong to */
-	uint64		probes;
-	Bloom	   *copy;
-	BfHeader	header;			/* the copy's */
-} IndexProbeCache;
+	IndexCopy  *copy;
 
+	if (view == 0)
+		return NULL;
+	for (copy = copies; copy != NULL; copy = copy->next)
+		if (copy->indexoid == indexoid)
+			break;
+	if (copy == NULL)
+	{
+		copy = MemoryContextAllocZero(copies_context, sizeof(IndexCopy));
+		copy->indexoid = indexoid;
+		copy->next = copies;
+		copies = copy;
+	}
+	if (copy->view != view)
+	{
+		if (copy->bloom != NULL)
+			pfree(copy->bloom);
+		copy->bloom = NULL;
+		copy->probes = 0;
+		copy->view = view;
+	}
+	return copy;
+}
+
+/* Copies the index once the probes under the copy's view pay for it. */
 static void
-StartView(IndexProbeCache *cache, Oid indexoid, bool has_view, const ProbeView *view)
+CopyIfWorthIt(IndexCopy *copy, Relation index, const IndexLayout *layout)
 {
-	if (cache->copy != NULL)
-		pfree(cache->copy);
-	cache->copy = NULL;
-	cache->probes = 0;
-	cache->indexoid = indexoid;
-	cache->has_view = has_view;
-	cache->view = *view;
+	MemoryContext old;
+
+	if (copy == NULL || ++copy->probes <= IndexBitPages(layout) + 1 ||
+		IndexValueLength(layout) > (Size) work_mem * 1024)
+		return;
+	old = MemoryContextSwitchTo(copies_context);
+	copy->bloom = IndexSnapshot(index);
+	MemoryContextSwitchTo(old);
+	BloomReadHeader(copy->bloom, &copy->header);
+}
+
+/* ---------------------------------------------------------------------
+ * SQL functions: probes
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * How a probe's argument becomes a key of the index's column, as
+ * "column = argument" would compare them: as it is where its kind is the
+ * column's (an int4 against a bigint index); through an implicit cast
+ * (numeric to float8); a string through the column type's input function,
+ * as a quoted literal is read ('{"a":1}' against a jsonb index).  Where
+ * none applies the argument is hashed as it is, and the kind check
+ * refuses it.
+ */
+typedef enum ArgConversion
+{
+	ARG_AS_IS,
+	ARG_CAST,					/* cast function */
+	ARG_RELABEL,				/* binary-compatible: the column's hashing */
+	ARG_VIA_TEXT				/* the argument's output, the column's input */
+} ArgConversion;
+
+/* What a call site of bloom_index_contains keeps. */
+typedef struct ProbeSite
+{
+	Oid			indexoid;
+	uint64		view;			/* the checks and leaves below hold under it */
+	List	   *leaves;			/* in fn_mcxt */
+	KeyType		arg;			/* the argument's type */
+	KeyType		column;			/* the index key's type */
+	ArgConversion conversion;
+	FmgrInfo	cast;
+	int			cast_nargs;
+	FmgrInfo	output;
+	FmgrInfo	input;
+	Oid			input_ioparam;
+} ProbeSite;
+
+/* Sets up how the site's argument becomes a key of the index's column. */
+static void
+PlanArgConversion(ProbeSite *site, FunctionCallInfo fcinfo, Relation index)
+{
+	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+	Oid			argtype = site->arg.basetype;
+	Oid			coltype;
+	Oid			funcid;
+	char		category;
+	bool		preferred;
+
+	IndexKeyType(index, &site->column, mcxt);
+	coltype = site->column.basetype;
+	site->conversion = ARG_AS_IS;
+	if (site->arg.kind == site->column.kind && site->arg.tag == site->column.tag)
+		return;
+	switch (find_coercion_pathway(coltype, argtype, COERCION_IMPLICIT, &funcid))
+	{
+		case COERCION_PATH_FUNC:
+			site->conversion = ARG_CAST;
+			fmgr_info_cxt(funcid, &site->cast, mcxt);
+			site->cast_nargs = get_func_nargs(funcid);
+			return;
+		case COERCION_PATH_RELABELTYPE:
+			site->conversion = ARG_RELABEL;
+			return;
+		case COERCION_PATH_COERCEVIAIO:
+			site->conversion = ARG_VIA_TEXT;
+			break;
+		default:
+			get_type_category_preferred(argtype, &category, &preferred);
+			if (category != TYPCATEGORY_STRING)
+				return;
+			site->conversion = ARG_VIA_TEXT;
+			break;
+	}
+	{
+		Oid			output;
+		Oid			input;
+		bool		varlena;
+
+		getTypeOutputInfo(argtype, &output, &varlena);
+		getTypeInputInfo(coltype, &input, &site->input_ioparam);
+		fmgr_info_cxt(output, &site->output, mcxt);
+		fmgr_info_cxt(input, &site->input, mcxt);
+	}
+}
+
+/* The argument as a key of the index's column, and the type that hashes it. */
+static Datum
+ArgAsKey(ProbeSite *site, Datum value, const KeyType **key)
+{
+	*key = &site->column;
+	switch (site->conversion)
+	{
+		case ARG_AS_IS:
+			*key = &site->arg;
+			return value;
+		case ARG_RELABEL:
+			return value;
+		case ARG_CAST:
+			if (site->cast_nargs == 1)
+				return FunctionCall1(&site->cast, value);
+			return FunctionCall3(&site->cast, value, Int32GetDatum(-1), BoolGetDatum(false));
+		case ARG_VIA_TEXT:
+			return InputFunctionCall(&site->input, OutputFunctionCall(&site->output, value),
+									 site->input_ioparam, -1);
+	}
+	return value;
+}
+
+/*
+ * Checks the caller's rights and the index's state, and lists the indexes
+ * that answer, once per call site, index and view (every call without a
+ * view).
+ */
+static void
+PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid, uint64 view)
+{
+	Relation	index = OpenIndexForReading(indexoid);
+	MemoryContext old;
+
+	if (site->indexoid != indexoid)
+	{
+		site->indexoid = InvalidOid;	/* until the conversion is planned */
+		PlanArgConversion(site, fcinfo, index);
+		site->indexoid = indexoid;
+	}
+	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+	list_free(site->leaves);
+	site->leaves = LeafIndexes(index);
+	MemoryContextSwitchTo(old);
+	site->view = view;
+	index_close(index, NoLock);
+}
+
+/* Whether one index (not a partitioned one) may hold the key. */
+static bool
+IndexMayHold(Oid indexoid, uint64 view, const KeyType *key, Datum value)
+{
+	IndexCopy  *copy = CopyUnderView(indexoid, view);
+	Relation	index;
+	IndexLayout layout;
+	uint64		hash;
+	bool		present;
+
+	if (copy != NULL && copy->bloom != NULL)
+	{
+		CheckKeyKind(&copy->header, key);
+		hash = KeyHash(key, value, copy->header.seed, copy->header.version);
+		return bf_filter_test(BloomData(copy->bloom), &copy->header, hash);
+	}
+	index = OpenCheckedIndex(indexoid);
+	ReadMeta(index, &layout);
+	CheckKeyKind(&layout.header, key);
+	hash = KeyHash(key, value, layout.header.seed, layout.header.version);
+	CopyIfWorthIt(copy, index, &layout);
+	present = SegmentsHold(index, &layout, layout.header.nsegments, hash);
+	index_close(index, NoLock);
+	return present;
 }
 
 PG_FUNCTION_INFO_V1(bloom_index_contains);
@@ -1230,95 +1673,183 @@ Datum
 bloom_index_contains(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
-	IndexProbeCache *cache = (IndexProbeCache *) fcinfo->flinfo->fn_extra;
-	KeyType    *key;
-	Relation	index;
-	IndexLayout layout;
-	uint64		hash;
-	bool		present;
-	bool		has_view;
-	ProbeView	view;
+	ProbeSite  *site = (ProbeSite *) fcinfo->flinfo->fn_extra;
+	uint64		view = CurrentViewId();
+	const KeyType *key;
+	Datum		value;
+	ListCell   *cell;
 
-	if (cache == NULL)
+	if (site == NULL)
 	{
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(IndexProbeCache));
-		fcinfo->flinfo->fn_extra = cache;
+		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ProbeSite));
+		fcinfo->flinfo->fn_extra = site;
 	}
-	key = KeyTypeForArg(&cache->key, fcinfo, 1);
-	has_view = CurrentView(&view);
-	if (cache->indexoid != indexoid || !has_view || !cache->has_view ||
-		memcmp(&cache->view, &view, sizeof(view)) != 0)
-		StartView(cache, indexoid, has_view, &view);
-	if (cache->copy != NULL)
+	if (!OidIsValid(site->arg.typid))
+		KeyTypeForArg(&site->arg, fcinfo, 1);
+	if (site->indexoid != indexoid || view == 0 || site->view != view)
+		PrepareProbeSite(site, fcinfo, indexoid, view);
+	value = ArgAsKey(site, PG_GETARG_DATUM(1), &key);
+	foreach(cell, site->leaves)
 	{
-		hash = KeyHash(key, PG_GETARG_DATUM(1), cache->header.seed, cache->header.version);
-		PG_RETURN_BOOL(bf_filter_test(BloomData(cache->copy), &cache->header, hash));
+		if (IndexMayHold(lfirst_oid(cell), view, key, value))
+			PG_RETURN_BOOL(true);
 	}
+	PG_RETURN_BOOL(false);
+}
 
-	/* the lock stays to the end of the transaction, as a scan's would */
-	index = OpenIndexForReading(indexoid);
-	ReadMeta(index, &layout);
-	CheckKeyKind(&layout.header, key);
-	if (cache->has_view && ++cache->probes > IndexBitPages(&layout) + 1)
-	{
-		MemoryContext old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+/* ---------------------------------------------------------------------
+ * SQL functions: snapshot, info, verify
+ * ---------------------------------------------------------------------
+ */
 
-		cache->copy = IndexSnapshot(index);
-		MemoryContextSwitchTo(old);
-		BloomReadHeader(cache->copy, &cache->header);
-	}
-	hash = KeyHash(key, PG_GETARG_DATUM(1), layout.header.seed, layout.header.version);
-	present = SegmentsHold(index, &layout, layout.header.nsegments, hash);
-	index_close(index, NoLock);
-	PG_RETURN_BOOL(present);
+/* A copy of one index (not a partitioned one). */
+static Bloom *
+LeafSnapshot(Oid leafoid)
+{
+	Relation	leaf = OpenCheckedIndex(leafoid);
+	Bloom	   *bloom = IndexSnapshot(leaf);
+
+	index_close(leaf, NoLock);
+	return bloom;
+}
+
+/*
+ * Partitions' filters unite only where they have the same parameters,
+ * which a capacity option on the partitioned index gives them.
+ */
+static void
+CheckPartitionsAlike(Relation parent, Bloom *a, Bloom *b)
+{
+	BfHeader	ha;
+	BfHeader	hb;
+
+	BloomReadHeader(a, &ha);
+	BloomReadHeader(b, &hb);
+	if (ha.capacity != hb.capacity || ha.fpr != hb.fpr || ha.growth != hb.growth ||
+		ha.layout != hb.layout || ha.nblocks != hb.nblocks || ha.k != hb.k)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the partitions of bloomfilter index \"%s\" have filters of different sizes",
+						RelationGetRelationName(parent)),
+				 errdetail("One has capacity " UINT64_FORMAT " at rate %g, another capacity " UINT64_FORMAT " at rate %g: their union is not defined.",
+						   ha.capacity, ha.fpr, hb.capacity, hb.fpr),
+				 errhint("Create the partitioned index with a capacity option, so that every partition's filter has the same size; bloom_index_contains answers for it either way.")));
 }
 
 PG_FUNCTION_INFO_V1(bloom_index_filter);
-/* bloom_index_filter(index): the index as a bloom value, same answers. */
+/*
+ * bloom_index_filter(index): the index as a bloom value, same answers; of
+ * a partitioned index, the union of its partitions'.
+ */
 Datum
 bloom_index_filter(PG_FUNCTION_ARGS)
 {
 	Relation	index = OpenIndexForReading(PG_GETARG_OID(0));
-	Bloom	   *bloom = IndexSnapshot(index);
+	List	   *leaves = LeafIndexes(index);
+	Bloom	   *bloom = NULL;
+	ListCell   *cell;
 
-	index_close(index, AccessShareLock);
+	foreach(cell, leaves)
+	{
+		Bloom	   *leaf = LeafSnapshot(lfirst_oid(cell));
+
+		if (bloom == NULL)
+			bloom = leaf;
+		else
+		{
+			CheckPartitionsAlike(index, bloom, leaf);
+			bloom = BloomCombineInto(bloom, leaf, true, false);
+			pfree(leaf);
+		}
+	}
+	if (bloom == NULL)
+	{
+		/* a partitioned index of no partition: an empty filter of its kind */
+		KeyType		key;
+		BfHeader	header;
+
+		bloom = EmptyIndexFilter(NULL, index, IndexKeyType(index, &key, CurrentMemoryContext),
+								 &header);
+	}
+	index_close(index, NoLock);
 	PG_RETURN_POINTER(bloom);
 }
 
-PG_FUNCTION_INFO_V1(bloom_index_info);
-/* bloom_index_info(index): size, fill and estimates, and rows deleted since. */
-Datum
-bloom_index_info(PG_FUNCTION_ARGS)
+/* What bloom_index_info adds up over the indexes of a partitioned one. */
+typedef struct IndexTotals
 {
-	Relation	index = OpenIndexForReading(PG_GETARG_OID(0));
+	uint64		capacity;
+	uint64		inserted;
+	uint64		bits;
+	uint64		bits_set;
+	double		none_fpr;		/* chance that no index answers "maybe" */
+	int64		segments;
+	int64		bytes;
+	bool		vacuumed;
+	uint64		dead;
+} IndexTotals;
+
+static void
+AddIndexTotals(IndexTotals *totals, Oid leafoid)
+{
+	Relation	leaf = OpenCheckedIndex(leafoid);
+	Bloom	   *bloom = IndexSnapshot(leaf);
 	BfHeader	header;
-	TupleDesc	desc;
-	Datum		values[8];
-	bool		nulls[8] = {0};
-	Bloom	   *bloom;
 	BloomEstimate e;
 	bool		vacuumed;
 	uint64		dead;
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloom_index_info must return a record");
-	bloom = IndexSnapshot(index);
 	BloomReadHeader(bloom, &header);
 	BloomEstimates(bloom, &header, &e);
-	ReadDeadKeys(index, &vacuumed, &dead);
-	index_close(index, AccessShareLock);
+	ReadDeadKeys(leaf, &vacuumed, &dead);
+	index_close(leaf, NoLock);
+
+	totals->capacity = bf_count_add(totals->capacity, e.capacity);
+	totals->inserted = bf_count_add(totals->inserted, header.inserted);
+	totals->bits += e.bits;
+	totals->bits_set += e.bits_set;
+	totals->none_fpr *= 1.0 - e.fpr;
+	totals->segments += header.nsegments;
+	totals->bytes += BloomDataLen(bloom);
+	totals->vacuumed = totals->vacuumed && vacuumed;
+	totals->dead = bf_count_add(totals->dead, dead);
+	pfree(bloom);
+}
+
+PG_FUNCTION_INFO_V1(bloom_index_info);
+/*
+ * bloom_index_info(index): size, fill and estimates, and rows deleted
+ * since; of a partitioned index, over its partitions' indexes.
+ */
+Datum
+bloom_index_info(PG_FUNCTION_ARGS)
+{
+	Relation	index = OpenIndexForReading(PG_GETARG_OID(0));
+	IndexTotals totals = {0};
+	TupleDesc	desc;
+	Datum		values[8];
+	bool		nulls[8] = {0};
+	ListCell   *cell;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "bloom_index_info must return a record");
+	totals.none_fpr = 1.0;
+	totals.vacuumed = true;
+	foreach(cell, LeafIndexes(index))
+		AddIndexTotals(&totals, lfirst_oid(cell));
 
 	/* capacity: of the segments there are, as bloom_info reports it */
-	values[0] = Int64GetDatum((int64) e.capacity);
-	values[1] = Float8GetDatum(header.fpr);
-	values[2] = Int64GetDatum((int64) header.inserted);
-	values[3] = Float8GetDatum((double) e.bits_set / (double) e.bits);
-	values[4] = Float8GetDatum(e.fpr);
-	values[5] = Int32GetDatum((int32) header.nsegments);
-	values[6] = Int64GetDatum((int64) BloomDataLen(bloom));
+	values[0] = Int64GetDatum((int64) totals.capacity);
+	values[1] = Float8GetDatum(OptionFpr(index));
+	values[2] = Int64GetDatum((int64) totals.inserted);
+	values[3] = Float8GetDatum(totals.bits > 0 ? (double) totals.bits_set / (double) totals.bits : 0.0);
+	values[4] = Float8GetDatum(1.0 - totals.none_fpr);
+	values[5] = Int32GetDatum((int32) totals.segments);
+	values[6] = Int64GetDatum(totals.bytes);
 	/* unknown until a VACUUM has counted the live rows */
-	values[7] = Int64GetDatum((int64) dead);
-	nulls[7] = !vacuumed;
+	values[7] = Int64GetDatum((int64) totals.dead);
+	nulls[7] = !totals.vacuumed;
+	index_close(index, NoLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
 
@@ -1345,46 +1876,75 @@ VerifyCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 		state->missing++;
 }
 
+/*
+ * Checks one index against the rows snapshot sees, adding to *state's
+ * counts.  The index's expressions and predicate are user code: they run
+ * as the table's owner, in a security-restricted operation with its own
+ * GUC nest level, as REINDEX and amcheck run them.
+ */
+static void
+VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
+{
+	Relation	index = OpenCheckedIndex(leafoid);
+	Relation	heap = table_open(index->rd_index->indrelid, AccessShareLock);
+	Oid			save_userid;
+	int			save_sec_context;
+	int			save_nestlevel;
+	KeyType		key;
+	Bloom	   *bloom;
+	TableScanDesc scan;
+
+	GetUserIdAndSecContext(&save_userid, &save_sec_context);
+	SetUserIdAndSecContext(heap->rd_rel->relowner,
+						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
+	save_nestlevel = NewGUCNestLevel();
+#if PG_VERSION_NUM >= 170000
+	RestrictSearchPath();
+#endif
+
+	bloom = IndexSnapshot(index);
+	BloomReadHeader(bloom, &state->header);
+	state->value = BloomData(bloom);
+	state->key = IndexKeyType(index, &key, CurrentMemoryContext);
+	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
+	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
+						   VerifyCallback, state, scan);
+
+	AtEOXact_GUC(false, save_nestlevel);
+	SetUserIdAndSecContext(save_userid, save_sec_context);
+	pfree(bloom);
+	table_close(heap, AccessShareLock);
+	index_close(index, NoLock);
+}
+
 PG_FUNCTION_INFO_V1(bloom_index_verify);
 /*
  * bloom_index_verify(index): checks that the key of every live row (its
  * expression, under its predicate) is in the filter, as amcheck does for
  * btree: an ERROR (XX002) naming how many are missing, else the count.
+ * A partitioned index: each partition's index.
  */
 Datum
 bloom_index_verify(PG_FUNCTION_ARGS)
 {
 	Oid			indexoid = PG_GETARG_OID(0);
 	Relation	index = OpenIndexForReading(indexoid);
-	Relation	heap;
-	IndexInfo  *indexInfo;
-	VerifyState state;
-	KeyType		key;
+	VerifyState state = {0};
 	Snapshot	snapshot;
-	TableScanDesc scan;
-	Bloom	   *bloom;
+	ListCell   *cell;
 
 	/*
-	 * The rows to check are those of a snapshot taken before the index is
+	 * The rows to check are those of a snapshot taken before any index is
 	 * copied: every row it sees committed, so its key reached the index
 	 * before the copy.  (A scan of every row not yet dead, as an index
 	 * build does, would take rows still being inserted, whose keys may not
 	 * be in the index yet.)
 	 */
 	snapshot = RegisterSnapshot(GetTransactionSnapshot());
-	bloom = IndexSnapshot(index);
-	BloomReadHeader(bloom, &state.header);
-	state.value = BloomData(bloom);
-	state.key = IndexKeyType(index, &key, CurrentMemoryContext);
-	state.checked = 0;
-	state.missing = 0;
-	heap = table_open(index->rd_index->indrelid, AccessShareLock);
-	indexInfo = BuildIndexInfo(index);
-	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
-	table_index_build_scan(heap, index, indexInfo, true, false, VerifyCallback, &state, scan);
+	foreach(cell, LeafIndexes(index))
+		VerifyLeaf(lfirst_oid(cell), snapshot, &state);
 	UnregisterSnapshot(snapshot);
-	table_close(heap, AccessShareLock);
-	index_close(index, AccessShareLock);
+	index_close(index, NoLock);
 	if (state.missing > 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),

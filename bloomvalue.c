@@ -309,13 +309,12 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
  * A new, empty chain (bloom_empty with a growth factor): its first
  * segment, planned for (capacity, fpr / 2).
  */
-Bloom *
-BloomAllocChain(int64 capacity, double fpr, int32 growth)
+void
+CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 {
-	BfHeader	header;
 	BfHeader	unused;
 
-	if (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH)
+	if (growth != 0 && (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom filter growth factor must be between %d and %d",
@@ -323,7 +322,16 @@ BloomAllocChain(int64 capacity, double fpr, int32 growth)
 				 errdetail("The growth factor was %d; 0 makes a filter of fixed size.",
 						   growth)));
 	SizeFilter(capacity, fpr, &unused);	/* the parameters' own errors */
-	SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+	if (growth != 0)
+		SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+}
+
+Bloom *
+BloomAllocChain(int64 capacity, double fpr, int32 growth)
+{
+	BfHeader	header;
+
+	CheckFilterParameters(capacity, fpr, growth);
 	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &header) != BF_OK)
 		elog(ERROR, "bloom chain parameters rejected after sizing");
 	return BloomGrowChain(NULL, &header);

@@ -102,6 +102,12 @@ extern BF_HIDDEN bool ProbeArrayElements(ArrayType *array, bool stop_on, KeyProb
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 
 /*
+ * Raises the error bloom_empty would for these parameters (growth 0: a
+ * filter of fixed size); the one check of capacity, rate and growth.
+ */
+extern BF_HIDDEN void CheckFilterParameters(int64 capacity, double fpr, int32 growth);
+
+/*
  * Growing filters (chains): a new one, and one grown by a segment (NULL
  * when it cannot grow), resized in its own memory context.
  */

@@ -2,7 +2,8 @@
 # Runs the tests of bloomfilter and ends with "N passed, N failed":
 #   0. the build itself: a compiler warning counts as a failure;
 #   1. the pure core's unit tests (plain cc, no PostgreSQL);
-#   2. the pg_regress suite, in a throwaway cluster (pg_virtualenv);
+#   2. the pg_regress suite and the isolation specs (specs/), in a
+#      throwaway cluster (pg_virtualenv);
 #   3. the suites under test/*/run.sh, each of which starts its own servers
 #      and ends with its own "N passed, N failed" line.
 #
@@ -108,7 +109,10 @@ if [ $((ok + bad)) -eq 0 ]; then
 	cat "$log/regress.txt"
 	bad=1
 fi
-[ "$bad" -gt 0 ] && [ -f regression.diffs ] && head -n 200 regression.diffs
+if [ "$bad" -gt 0 ]; then
+	[ -f regression.diffs ] && head -n 200 regression.diffs
+	[ -f output_iso/regression.diffs ] && head -n 200 output_iso/regression.diffs
+fi
 echo "$ok passed, $bad failed" >"$log/regress-count.txt"
 count_suite "pg_regress" "$log/regress-count.txt"
 
