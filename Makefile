@@ -16,7 +16,7 @@ REGRESS = setup io functions operators hashing keykinds environment planner aggr
 REGRESS_OPTS = --encoding=UTF8
 
 # Interleavings of concurrent sessions (specs/, pg_isolation_regress).
-ISOLATION = bloomindex_copy
+ISOLATION = bloomindex_copy bloomindex_states
 ISOLATION_OPTS = --encoding=UTF8 --load-extension=bloomfilter
 
 # The multi-second cases (sql/large.sql) run only when asked for, with

@@ -739,11 +739,10 @@ GetInsertCache(Relation index)
  * Whether the last segment may be full: its page's counter says so (the
  * page holds its share of the capacity).  From then on an insert rereads
  * the metapage first, so that a segment another backend added takes this
- * backend's keys at once rather than after its next check; and on every
- * FULL_CHECK_INTERVAL-th key of such a page it checks whether to grow,
- * which reads pages of the segment under the extension lock.
+ * backend's keys at once, and checks whether to grow before it adds
+ * (GrowthCheckDue).
  */
-#define FULL_CHECK_INTERVAL 16
+#define FULL_CHECK_SAMPLE 32
 
 static bool
 SegmentMayBeFull(const InsertCache *cache, const BloomIndexSegment *segment,
@@ -756,14 +755,35 @@ SegmentMayBeFull(const InsertCache *cache, const BloomIndexSegment *segment,
 }
 
 /*
+ * Whether an insert must check for growth before it adds to a page whose
+ * counter is page_count.  Concurrent writers must not overfill a full
+ * segment, which would raise the rate of the whole chain: the check comes
+ * before the key is added, and a backend that finds another one growing
+ * the chain waits for it (GrowIfFull).  A segment of one page knows
+ * exactly when it is full; one of up to FULL_CHECK_SAMPLE pages is counted
+ * exactly on every insert once a page says it may be full.  A larger one
+ * is sampled on every FULL_CHECK_INTERVAL-th key of such a page: the keys
+ * that slip in between are a sliver of its capacity.
+ */
+#define FULL_CHECK_INTERVAL 16
+
+static bool
+GrowthCheckDue(const InsertCache *cache, const BloomIndexSegment *segment,
+			   uint64 page_count)
+{
+	if (!SegmentMayBeFull(cache, segment, page_count))
+		return false;
+	return SegmentPages(segment) <= FULL_CHECK_SAMPLE ||
+		(page_count + 1) % FULL_CHECK_INTERVAL == 0;
+}
+
+/*
  * Keys a segment has taken, estimated from at most FULL_CHECK_SAMPLE of its
  * pages spread over it (exact for a smaller segment): keys spread evenly
  * over the pages, so a sample of pages of thousands of keys each puts the
  * total within a fraction of a percent, without reading a segment of
  * thousands of pages on every check.
  */
-#define FULL_CHECK_SAMPLE 32
-
 static uint64
 SegmentTakenEstimate(Relation index, const BloomIndexSegment *segment)
 {
@@ -896,6 +916,7 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	Buffer		buffer;
 	Page		page;
 	uint8	   *block;
+	bool		growth_checked = false;
 
 	if (isnull[0])
 		return false;
@@ -920,20 +941,32 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 		cache->near_full = cache->layout.header.nsegments == had;
 	}
 
-	segment = LastSegment(&cache->layout);
-	if (SegmentsHold(index, &cache->layout, cache->layout.header.nsegments - 1, hash))
-		return false;
-	BlockOfHash(segment, hash, &pageno, &slot);
-
-	buffer = ReadBuffer(index, pageno);
-	LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-	page = BufferGetPage(buffer);
-	block = PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES;
-	if (bf_is_chain(&cache->layout.header) && bf_block_test(block, hash, segment->k))
+	for (;;)
 	{
+		uint32		had = cache->layout.header.nsegments;
+
+		segment = LastSegment(&cache->layout);
+		if (SegmentsHold(index, &cache->layout, had - 1, hash))
+			return false;
+		BlockOfHash(segment, hash, &pageno, &slot);
+		buffer = ReadBuffer(index, pageno);
+		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
+		page = BufferGetPage(buffer);
+		block = PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES;
+		if (bf_is_chain(&cache->layout.header) && bf_block_test(block, hash, segment->k))
+		{
+			UnlockReleaseBuffer(buffer);
+			return false;
+		}
+		if (growth_checked || !GrowthCheckDue(cache, segment, PageOpaque(page)->inserted))
+			break;
 		UnlockReleaseBuffer(buffer);
-		return false;
+		GrowIfFull(index, cache);
+		/* a segment that is not full after all takes the key */
+		growth_checked = cache->layout.header.nsegments == had;
+		cache->near_full = growth_checked && !cache->cannot_grow;
 	}
+
 	START_CRIT_SECTION();
 	bf_block_add(block, hash, segment->k);
 	page_count = ++PageOpaque(page)->inserted;
@@ -949,13 +982,7 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	UnlockReleaseBuffer(buffer);
 
 	if (SegmentMayBeFull(cache, segment, page_count))
-	{
-		uint32		had = cache->layout.header.nsegments;
-
-		if (page_count % FULL_CHECK_INTERVAL == 0)
-			GrowIfFull(index, cache);
-		cache->near_full = cache->layout.header.nsegments == had && !cache->cannot_grow;
-	}
+		cache->near_full = !cache->cannot_grow;
 	return false;
 }
 
@@ -1174,7 +1201,9 @@ CheckIndexIsComplete(Relation index)
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomfilter index \"%s\" is not valid", RelationGetRelationName(index)),
 				 errdetail("Its concurrent build did not finish, or its concurrent drop began: it may lack keys of rows in the table."),
-				 errhint("Rebuild it with REINDEX INDEX CONCURRENTLY, or drop it.")));
+				 form->indislive ?
+				 errhint("Rebuild it with REINDEX INDEX CONCURRENTLY, or drop it.") :
+				 errhint("Finish dropping it with DROP INDEX.")));
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

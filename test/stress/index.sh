@@ -54,6 +54,35 @@ index_growth() {
 		int_le "$hits" 10300
 }
 
+# Sixteen writers race an index that starts at 100 keys: the inserts that
+# find the last segment full must wait for the new one, not overfill the
+# full one, so the chain keeps its target rate however fast it grows.
+# Single-row inserts, then 50-row batches, each into its own table.
+GROWTH_CLIENTS=16
+GROWTH_SECONDS=5
+
+index_concurrent_growth() {
+	local name=$1 batch out hits rows
+	for batch in 1 50; do
+		db "$name" "CREATE SEQUENCE grow${batch}_seq;
+			CREATE TABLE grow$batch (k bigint);
+			CREATE INDEX grow${batch}_k ON grow$batch USING bloomfilter (k)
+				WITH (capacity = 100, fpr = 0.01)" >/dev/null
+		echo "INSERT INTO grow$batch SELECT nextval('grow${batch}_seq') FROM generate_series(1, $batch);" \
+			>"$WORK/grow$batch.pgbench"
+		out=$WORK/grow$batch.txt
+		bench "$name" -c $GROWTH_CLIENTS -j 2 -T $GROWTH_SECONDS -f "$WORK/grow$batch.pgbench" >"$out" 2>&1
+		rows=$(db "$name" "SELECT count(*) FROM grow$batch")
+		hits=$(db "$name" "SELECT count(*) FROM generate_series(-1, -1000000, -1) g
+			WHERE bloom_index_contains('grow${batch}_k', g::bigint)")
+		check "index: $GROWTH_CLIENTS writers of $batch-row inserts grew a 100-key index to $rows keys in $(db "$name" "SELECT segments FROM bloom_index_info('grow${batch}_k')") segments; measured rate $hits of 1000000, within the target 0.01 up to the sample's spread" \
+			all_of int_gt "$rows" 10000 -- int_le "$hits" 10300
+		check "index: bloom_index_verify after the race finds every key" \
+			int_eq "$(db "$name" "SELECT bloom_index_verify('grow${batch}_k')")" "$rows"
+		db "$name" "DROP TABLE grow$batch; DROP SEQUENCE grow${batch}_seq" >/dev/null
+	done
+}
+
 # A probe site that copied the index (after more probes than the index has
 # pages) must not keep that copy past a commit its next snapshot sees:
 # in READ COMMITTED a PL/pgSQL loop takes a new snapshot for every
@@ -150,6 +179,7 @@ run_index() {
 
 	index_writes_and_crash "$name"
 	index_copy_sees_commits "$name"
+	index_concurrent_growth "$name"
 	index_standby "$name"
 	drop_cluster "$name"
 	echo "# part 5 took $((SECONDS - started)) s"
