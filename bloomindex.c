@@ -48,6 +48,7 @@
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "storage/procarray.h"
+#include "storage/sinval.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -61,6 +62,7 @@
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "utils/guc.h"
+#include "utils/inval.h"
 #include "utils/memutils.h"
 #include "utils/rls.h"
 
@@ -123,8 +125,17 @@ typedef struct BloomIndexOptions
 static relopt_kind bloom_index_relopt_kind;
 static relopt_parse_elt bloom_index_relopt_tab[3];
 
-/* The smallest capacity a build from the table's size picks. */
-#define MIN_AUTO_CAPACITY 1000
+/*
+ * The smallest capacity a build from the table's size picks.  A chain that
+ * grows by doubling holds up to twice its keys' worth of segments, each at
+ * a tighter rate; an index started small on an empty table would end some
+ * two times larger (and slower to insert into, with more segments to ask)
+ * than one built after the load.  Starting at a million keys, an index on
+ * a new table that fills to that takes one segment.  The price is the
+ * floor's size for an index of a small table, which a capacity option
+ * avoids.
+ */
+#define MIN_AUTO_CAPACITY 1000000
 
 void		BloomIndexDefineOptions(void);
 
@@ -1183,9 +1194,11 @@ CheckMayReadIndex(Relation index)
 /*
  * Refuses an index whose filter may lack keys of rows a query sees: one
  * whose concurrent build has not finished, or whose concurrent drop has
- * begun (inserts no longer reach it).  A partitioned index is invalid
- * while a partition lacks its index.  Checked before any page is read: an
- * index not yet built has none.
+ * begun (inserts no longer reach it); one built after the caller's
+ * snapshot over broken HOT chains, whose older row versions it skipped
+ * (the planner's indcheckxmin rule).  A partitioned index is invalid while
+ * a partition lacks its index.  Checked before any page is read: an index
+ * not yet built has none.
  */
 static void
 CheckIndexIsComplete(Relation index)
@@ -1204,6 +1217,15 @@ CheckIndexIsComplete(Relation index)
 				 form->indislive ?
 				 errhint("Rebuild it with REINDEX INDEX CONCURRENTLY, or drop it.") :
 				 errhint("Finish dropping it with DROP INDEX.")));
+	if (form->indcheckxmin &&
+		!TransactionIdPrecedes(HeapTupleHeaderGetXmin(index->rd_indextuple->t_data),
+							   TransactionXmin))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bloomfilter index \"%s\" is too new for this transaction",
+						RelationGetRelationName(index)),
+				 errdetail("It was built after this transaction's snapshot, and may lack keys of row versions that snapshot sees."),
+				 errhint("Probe it in a later transaction.")));
 	if (index->rd_rel->relpersistence == RELPERSISTENCE_UNLOGGED && RecoveryInProgress())
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -1211,57 +1233,107 @@ CheckIndexIsComplete(Relation index)
 						RelationGetRelationName(index))));
 }
 
-/* Opens a bloomfilter index whose rights the caller has checked. */
+static void
+CheckIsBloomfilterIndex(Relation index)
+{
+	if (index->rd_indam == NULL || index->rd_indam->aminsert != bloomindex_insert)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("index \"%s\" is not a bloomfilter index", RelationGetRelationName(index))));
+}
+
+/*
+ * Opens one bloomfilter index (not a partitioned one) whose table the
+ * caller has locked and may read.
+ */
 static Relation
 OpenCheckedIndex(Oid indexoid)
 {
 	Relation	index = index_open(indexoid, AccessShareLock);
 
-	if (index->rd_indam == NULL || index->rd_indam->aminsert != bloomindex_insert)
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("index \"%s\" is not a bloomfilter index", RelationGetRelationName(index))));
+	CheckIsBloomfilterIndex(index);
 	CheckIndexIsComplete(index);
 	return index;
 }
 
 /*
  * Opens a bloomfilter index, or a partitioned one, for a caller who may
- * read it.  The lock stays to the end of the transaction, as a scan's
- * would.
+ * read it.  The table is locked first, as a query locks it, and both locks
+ * stay to the end of the transaction: a DROP INDEX or REINDEX INDEX
+ * CONCURRENTLY waits for lockers of the table before it stops inserts
+ * reaching the index, so it waits for this transaction's probes too.
  */
 static Relation
 OpenIndexForReading(Oid indexoid)
 {
+	Oid			heapoid = IndexGetRelation(indexoid, true);
 	Relation	index;
 
-	if (!OidIsValid(IndexGetRelation(indexoid, true)))
+	if (!OidIsValid(heapoid))
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not an index",
 						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
-	index = OpenCheckedIndex(indexoid);
+	LockRelationOid(heapoid, AccessShareLock);
+	index = index_open(indexoid, AccessShareLock);
+	if (index->rd_index->indrelid != heapoid)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("index \"%s\" changed while it was opened",
+						RelationGetRelationName(index))));
+	CheckIsBloomfilterIndex(index);
 	CheckMayReadIndex(index);
+	CheckIndexIsComplete(index);
 	return index;
 }
 
 /*
+ * Refuses a partitioned index over a foreign partition: a foreign table has
+ * no index, so its rows are in no filter, and the partitioned index stays
+ * valid all the same.
+ */
+static void
+CheckNoForeignPartition(Relation index, List *tables)
+{
+	ListCell   *cell;
+
+	foreach(cell, tables)
+	{
+		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_FOREIGN_TABLE)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("bloomfilter index \"%s\" cannot answer for foreign table \"%s\"",
+							RelationGetRelationName(index), get_rel_name(lfirst_oid(cell))),
+					 errdetail("The foreign table is a partition of the index's table, and its rows are in no index.")));
+	}
+}
+
+/*
  * The indexes that hold the keys: the index itself, or each partition's
- * index of a partitioned one (at every level), locked.
+ * index of a partitioned one (at every level).  Of a partitioned index,
+ * the partitions are locked first, as a query of the table locks them,
+ * then their indexes.
  */
 static List *
 LeafIndexes(Relation index)
 {
 	List	   *leaves = NIL;
+	List	   *tables;
+	List	   *all;
 	ListCell   *cell;
 
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX)
 		return list_make1_oid(RelationGetRelid(index));
-	foreach(cell, find_all_inheritors(RelationGetRelid(index), AccessShareLock, NULL))
+	tables = find_all_inheritors(index->rd_index->indrelid, AccessShareLock, NULL);
+	CheckNoForeignPartition(index, tables);
+	all = find_all_inheritors(RelationGetRelid(index), AccessShareLock, NULL);
+	foreach(cell, all)
 	{
 		if (get_rel_relkind(lfirst_oid(cell)) == RELKIND_INDEX)
 			leaves = lappend_oid(leaves, lfirst_oid(cell));
 	}
+	list_free(tables);
+	list_free(all);
 	return leaves;
 }
 
@@ -1356,9 +1428,10 @@ IndexSnapshot(Relation index)
  * - the same command, and no key added by this backend since: a
  *   statement's own inserts reach the index's pages, so the copy must see
  *   them too (INSERT ... RETURNING a probe).
- * - the same user, whose rights the call site checked under the view.
+ * - the same user: a copy made after one user's checks never answers
+ *   another (a SECURITY DEFINER function's probes).
  *
- * Views are numbered; call sites and copies keep the number.  Copies live
+ * Views are numbered, and copies keep the number.  Copies live
  * to the end of the transaction: one per index, whichever call site made
  * it, and none larger than work_mem (beyond it probes read the pages).
  */
@@ -1393,6 +1466,9 @@ typedef struct IndexCopy
 
 static MemoryContext copies_context;
 static IndexCopy *copies;
+
+/* Transactions this backend has ended: a call site's checks last one. */
+static uint64 ended_transactions;
 
 /*
  * Whether the snapshot has its subtransactions' list: a copied snapshot
@@ -1439,6 +1515,7 @@ ForgetCopies(XactEvent event, void *arg)
 				MemoryContextReset(copies_context);
 			copies = NULL;
 			current_view.id = 0;
+			ended_transactions++;
 			break;
 		default:
 			break;
@@ -1464,14 +1541,16 @@ CurrentViewId(void)
 
 	if (copies_context == NULL)
 	{
+		if (current_view.xip == NULL)
+			current_view.xip = MemoryContextAlloc(TopMemoryContext,
+												  sizeof(TransactionId) * GetMaxSnapshotXidCount());
+		if (current_view.subxip == NULL)
+			current_view.subxip = MemoryContextAlloc(TopMemoryContext,
+													 sizeof(TransactionId) * GetMaxSnapshotSubxidCount());
+		RegisterXactCallback(ForgetCopies, NULL);
 		copies_context = AllocSetContextCreate(TopMemoryContext,
 											   "bloomfilter index copies",
 											   ALLOCSET_DEFAULT_SIZES);
-		current_view.xip = MemoryContextAlloc(TopMemoryContext,
-											  sizeof(TransactionId) * GetMaxSnapshotXidCount());
-		current_view.subxip = MemoryContextAlloc(TopMemoryContext,
-												 sizeof(TransactionId) * GetMaxSnapshotSubxidCount());
-		RegisterXactCallback(ForgetCopies, NULL);
 	}
 	current_view.id = 0;		/* not a view until all of it is copied */
 	current_view.user = GetUserId();
@@ -1562,7 +1641,11 @@ typedef enum ArgConversion
 typedef struct ProbeSite
 {
 	Oid			indexoid;
-	uint64		view;			/* the checks and leaves below hold under it */
+	bool		checked;		/* the checks and leaves below hold ... */
+	Oid			user;			/* ... for this user, */
+	uint64		transaction;	/* in this transaction (ended_transactions), */
+	CommandId	command;		/* this command of it, */
+	uint64		invalidations;	/* and with no catalog change since */
 	List	   *leaves;			/* in fn_mcxt */
 	KeyType		arg;			/* the argument's type */
 	KeyType		column;			/* the index key's type */
@@ -1646,16 +1729,34 @@ ArgAsKey(ProbeSite *site, Datum value, const KeyType **key)
 }
 
 /*
+ * Whether the site's checks still hold: the same index, user, transaction
+ * and command, and no catalog change processed since (a GRANT, a policy, an
+ * ATTACH, an index's state), which the caller has just taken in.
+ */
+static bool
+ProbeSiteIsCurrent(const ProbeSite *site, Oid indexoid)
+{
+	return site->checked &&
+		site->indexoid == indexoid &&
+		site->user == GetUserId() &&
+		site->transaction == ended_transactions &&
+		site->command == GetCurrentCommandId(false) &&
+		site->invalidations == SharedInvalidMessageCounter;
+}
+
+/*
  * Checks the caller's rights and the index's state, and lists the indexes
- * that answer, once per call site, index and view (every call without a
- * view).
+ * that answer; the locks taken stay to the end of the transaction.
  */
 static void
-PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid, uint64 view)
+PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 {
-	Relation	index = OpenIndexForReading(indexoid);
+	Relation	index;
+	List	   *leaves;
 	MemoryContext old;
 
+	site->checked = false;
+	index = OpenIndexForReading(indexoid);
 	if (site->indexoid != indexoid)
 	{
 		site->indexoid = InvalidOid;	/* until the conversion is planned */
@@ -1663,11 +1764,16 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid, uint64 
 		site->indexoid = indexoid;
 	}
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	list_free(site->leaves);
-	site->leaves = LeafIndexes(index);
+	leaves = LeafIndexes(index);
 	MemoryContextSwitchTo(old);
-	site->view = view;
+	list_free(site->leaves);
+	site->leaves = leaves;
 	index_close(index, NoLock);
+	site->user = GetUserId();
+	site->transaction = ended_transactions;
+	site->command = GetCurrentCommandId(false);
+	site->invalidations = SharedInvalidMessageCounter;
+	site->checked = true;
 }
 
 /* Whether one index (not a partitioned one) may hold the key. */
@@ -1715,8 +1821,10 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	}
 	if (!OidIsValid(site->arg.typid))
 		KeyTypeForArg(&site->arg, fcinfo, 1);
-	if (site->indexoid != indexoid || view == 0 || site->view != view)
-		PrepareProbeSite(site, fcinfo, indexoid, view);
+	/* what a lock taken anew would take in: other sessions' catalog changes */
+	AcceptInvalidationMessages();
+	if (!ProbeSiteIsCurrent(site, indexoid))
+		PrepareProbeSite(site, fcinfo, indexoid);
 	value = ArgAsKey(site, PG_GETARG_DATUM(1), &key);
 	foreach(cell, site->leaves)
 	{
@@ -1921,6 +2029,7 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	int			save_nestlevel;
 	KeyType		key;
 	Bloom	   *bloom;
+	IndexInfo  *indexInfo;
 	TableScanDesc scan;
 
 	GetUserIdAndSecContext(&save_userid, &save_sec_context);
@@ -1935,8 +2044,11 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	BloomReadHeader(bloom, &state->header);
 	state->value = BloomData(bloom);
 	state->key = IndexKeyType(index, &key, CurrentMemoryContext);
+	/* an MVCC scan: the build scan must not expect every row not yet dead */
+	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Concurrent = true;
 	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
-	table_index_build_scan(heap, index, BuildIndexInfo(index), true, false,
+	table_index_build_scan(heap, index, indexInfo, true, false,
 						   VerifyCallback, state, scan);
 
 	AtEOXact_GUC(false, save_nestlevel);
