@@ -673,34 +673,68 @@ bloomindex_buildempty(Relation index)
 
 /*
  * The WAL record of an insert: a generic WAL record (RM_GENERIC_ID, replayed
- * by the server's generic_redo) with the two fragments that changed, the
- * key's 64-byte block and the page's insert counter, each as generic_xlog.c
- * lays fragments out: offset, length, bytes.  GenericXLogFinish would find
- * the same two fragments by comparing the whole 8 kB page before and after,
- * which took most of an insert's time.  The first change of a page after a
- * checkpoint carries its full image, as with GenericXLog.
+ * by the server's generic_redo) whose fragments are the bytes the insert
+ * changed, in the key's 64-byte block and the page's insert counter, each
+ * as generic_xlog.c lays fragments out: offset, length, bytes.  A key sets
+ * at most k bits of its block, so most of the block is not logged.
+ * GenericXLogFinish would find the same changes by comparing the whole 8
+ * kB page before and after, which took most of an insert's time.  The
+ * first change of a page after a checkpoint carries its full image, as
+ * with GenericXLog.
  */
-static XLogRecPtr
-LogInsert(Buffer buffer, Page page, uint32 slot)
-{
-	char		delta[2 * (2 * sizeof(OffsetNumber)) + BF_BLOCK_BYTES + sizeof(BloomIndexOpaque)];
-	char	   *ptr = delta;
-	const char *fragments[2];
-	OffsetNumber offsets[2];
-	OffsetNumber lengths[2] = {BF_BLOCK_BYTES, sizeof(BloomIndexOpaque)};
+#define FRAGMENT_HEADER (2 * sizeof(OffsetNumber))
 
-	fragments[0] = (const char *) PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES;
-	fragments[1] = (const char *) PageOpaque(page);
-	for (int i = 0; i < 2; i++)
+/*
+ * Appends the fragments that turn before into the page's len bytes at
+ * offset: one per run of changed bytes, runs closer than a fragment
+ * header merged.
+ */
+static char *
+AppendChangedFragments(char *ptr, Page page, Size offset, const uint8 *before, Size len)
+{
+	const uint8 *after = (const uint8 *) page + offset;
+	Size		i = 0;
+
+	while (i < len)
 	{
-		offsets[i] = (OffsetNumber) (fragments[i] - (const char *) page);
-		memcpy(ptr, &offsets[i], sizeof(OffsetNumber));
-		ptr += sizeof(OffsetNumber);
-		memcpy(ptr, &lengths[i], sizeof(OffsetNumber));
-		ptr += sizeof(OffsetNumber);
-		memcpy(ptr, fragments[i], lengths[i]);
-		ptr += lengths[i];
+		Size		end;
+		OffsetNumber fragment[2];
+
+		if (after[i] == before[i])
+		{
+			i++;
+			continue;
+		}
+		end = i + 1;
+		for (Size j = end; j < len && j - end < FRAGMENT_HEADER; j++)
+		{
+			if (after[j] != before[j])
+				end = j + 1;
+		}
+		fragment[0] = (OffsetNumber) (offset + i);
+		fragment[1] = (OffsetNumber) (end - i);
+		memcpy(ptr, fragment, FRAGMENT_HEADER);
+		ptr += FRAGMENT_HEADER;
+		memcpy(ptr, after + i, end - i);
+		ptr += end - i;
+		i = end;
 	}
+	return ptr;
+}
+
+static XLogRecPtr
+LogInsert(Buffer buffer, Page page, uint32 slot, const uint8 *block_before,
+		  const BloomIndexOpaque *opaque_before)
+{
+	/* at worst every byte its own fragment */
+	char		delta[(FRAGMENT_HEADER + 1) * (BF_BLOCK_BYTES + sizeof(BloomIndexOpaque))];
+	char	   *ptr = delta;
+	Size		block = (Size) (PageBlocks(page) - (uint8 *) page) + (Size) slot * BF_BLOCK_BYTES;
+	Size		opaque = (Size) ((char *) PageOpaque(page) - (char *) page);
+
+	ptr = AppendChangedFragments(ptr, page, block, block_before, BF_BLOCK_BYTES);
+	ptr = AppendChangedFragments(ptr, page, opaque, (const uint8 *) opaque_before,
+								 sizeof(BloomIndexOpaque));
 	XLogBeginInsert();
 	XLogRegisterBuffer(0, buffer, REGBUF_STANDARD);
 	XLogRegisterBufData(0, delta, ptr - delta);
@@ -789,17 +823,17 @@ GrowthCheckDue(const InsertCache *cache, const BloomIndexSegment *segment,
 }
 
 /*
- * Keys a segment has taken, estimated from at most FULL_CHECK_SAMPLE of its
- * pages spread over it (exact for a smaller segment): keys spread evenly
- * over the pages, so a sample of pages of thousands of keys each puts the
- * total within a fraction of a percent, without reading a segment of
- * thousands of pages on every check.
+ * Keys a segment has taken, estimated from at most max_sample of its pages
+ * spread over it (exact for a smaller segment): keys spread evenly over
+ * the pages, so a sample of pages of thousands of keys each puts the total
+ * within a percent or so, without reading a segment of thousands of pages
+ * on every check.
  */
 static uint64
-SegmentTakenEstimate(Relation index, const BloomIndexSegment *segment)
+SegmentTakenEstimate(Relation index, const BloomIndexSegment *segment, uint32 max_sample)
 {
 	uint32		pages = SegmentPages(segment);
-	uint32		sample = Min(pages, FULL_CHECK_SAMPLE);
+	uint32		sample = Min(pages, max_sample);
 	uint64		counted = 0;
 
 	for (uint32 i = 0; i < sample; i++)
@@ -814,6 +848,24 @@ SegmentTakenEstimate(Relation index, const BloomIndexSegment *segment)
 	if (sample == pages)
 		return bf_count_add(segment->built, counted);
 	return bf_count_add(segment->built, (uint64) ((double) counted / sample * pages));
+}
+
+/*
+ * Whether the last segment has taken its capacity.  The quick sample may
+ * err by a percent or so either way: a segment it calls full is counted
+ * again over up to FULL_COUNT_PAGES pages (all of them for a segment of
+ * millions of keys), so that a chain does not grow early, which would
+ * double its size for the keys it holds.
+ */
+#define FULL_COUNT_PAGES 1024
+
+static bool
+SegmentIsFull(Relation index, const IndexLayout *layout)
+{
+	uint64		capacity = bf_segment_capacity(&layout->header, layout->header.nsegments - 1);
+
+	return SegmentTakenEstimate(index, LastSegment(layout), FULL_CHECK_SAMPLE) >= capacity &&
+		SegmentTakenEstimate(index, LastSegment(layout), FULL_COUNT_PAGES) >= capacity;
 }
 
 /* Writes a new segment's pages, then points the metapage at it. */
@@ -871,8 +923,7 @@ GrowIfFull(Relation index, InsertCache *cache)
 	{
 		if (bf_chain_next(&layout->header, IndexValueLength(layout), &next, &new_len) != BF_OK)
 			cache->cannot_grow = true;
-		else if (SegmentTakenEstimate(index, LastSegment(layout)) >=
-				 bf_segment_capacity(&layout->header, had - 1))
+		else if (SegmentIsFull(index, layout))
 			AppendSegment(index, layout, &next);
 	}
 	UnlockRelationForExtension(index, ExclusiveLock);
@@ -927,6 +978,8 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	Buffer		buffer;
 	Page		page;
 	uint8	   *block;
+	uint8		block_before[BF_BLOCK_BYTES];
+	BloomIndexOpaque opaque_before;
 	bool		growth_checked = false;
 
 	if (isnull[0])
@@ -978,6 +1031,8 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 		cache->near_full = growth_checked && !cache->cannot_grow;
 	}
 
+	memcpy(block_before, block, BF_BLOCK_BYTES);
+	opaque_before = *PageOpaque(page);
 	START_CRIT_SECTION();
 	bf_block_add(block, hash, segment->k);
 	page_count = ++PageOpaque(page)->inserted;
@@ -985,7 +1040,7 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	if (RelationNeedsWAL(index))
 	{
 		/* PageSetLSN evaluates its argument twice before PostgreSQL 16 */
-		XLogRecPtr	lsn = LogInsert(buffer, page, slot);
+		XLogRecPtr	lsn = LogInsert(buffer, page, slot, block_before, &opaque_before);
 
 		PageSetLSN(page, lsn);
 	}

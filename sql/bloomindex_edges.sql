@@ -87,6 +87,24 @@ SELECT count(*) FILTER (WHERE NOT bloom_index_contains('be_rows_k', k)) AS misse
 SELECT bloom_index_contains('be_rows_k', 1.5::float8);
 ROLLBACK;
 
+-- one copy per backend and index, whichever call site made it, and none
+-- larger than work_mem (the copies' memory lasts to the end of the
+-- transaction)
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL work_mem = '64MB';
+SELECT count(*) FILTER (WHERE NOT bloom_index_contains('be_rows_k', k)
+                          OR NOT bloom_index_contains('be_rows_k', k + 0)) AS missed FROM be_rows;
+SELECT total_bytes >= (SELECT bytes FROM bloom_index_info('be_rows_k')) AS holds_a_copy,
+       total_bytes < 2 * (SELECT bytes FROM bloom_index_info('be_rows_k')) AS holds_one_copy
+FROM pg_backend_memory_contexts WHERE name = 'bloomfilter index copies';
+COMMIT;
+BEGIN ISOLATION LEVEL REPEATABLE READ;
+SET LOCAL work_mem = '64kB';
+SELECT count(*) FILTER (WHERE NOT bloom_index_contains('be_rows_k', k)) AS missed FROM be_rows;
+SELECT total_bytes < (SELECT bytes FROM bloom_index_info('be_rows_k')) AS no_copy_above_work_mem
+FROM pg_backend_memory_contexts WHERE name = 'bloomfilter index copies';
+COMMIT;
+
 -- rights: SELECT on the columns the key reads is enough; RLS refuses
 CREATE ROLE be_reader;
 CREATE ROLE be_bypass BYPASSRLS;

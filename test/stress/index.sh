@@ -54,6 +54,24 @@ index_growth() {
 		int_le "$hits" 10300
 }
 
+# specs/bloomindex_prepared: a probing loop's copy must not outlive a key
+# committed by COMMIT PREPARED.  It needs max_prepared_transactions, which
+# make installcheck's cluster lacks, so it runs here.
+index_prepared_commit() {
+	local name=$1 iso=$WORK/iso regress
+	regress=$("${PG_CONFIG:-pg_config}" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress
+	db "$name" "ALTER SYSTEM SET max_prepared_transactions = 4" >/dev/null
+	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$name/data" -l "$WORK/$name/server.log" \
+		-m fast -w -t 120 restart >/dev/null 2>&1
+	mkdir -p "$iso"
+	chown postgres "$iso"
+	check "index: a probe site's copy finds a key committed by COMMIT PREPARED (specs/bloomindex_prepared)" \
+		"$regress" --use-existing --host="$WORK/$name/sock" --port="$(cluster_port "$name")" \
+		--user=postgres --dbname="$DBNAME" --inputdir="$STRESS_DIR/../.." --outputdir="$iso" \
+		bloomindex_prepared
+	[ -f "$iso/regression.diffs" ] && sed 's/^/# /' "$iso/regression.diffs" | head -n 40
+}
+
 # Sixteen writers race an index that starts at 100 keys: the inserts that
 # find the last segment full must wait for the new one, not overfill the
 # full one, so the chain keeps its target rate however fast it grows.
@@ -180,6 +198,7 @@ run_index() {
 	index_writes_and_crash "$name"
 	index_copy_sees_commits "$name"
 	index_concurrent_growth "$name"
+	index_prepared_commit "$name"
 	index_standby "$name"
 	drop_cluster "$name"
 	echo "# part 5 took $((SECONDS - started)) s"
