@@ -1812,12 +1812,15 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 
 	site->checked = false;
 	index = OpenIndexForReading(indexoid);
-	if (site->indexoid != indexoid)
-	{
-		site->indexoid = InvalidOid;	/* until the conversion is planned */
-		PlanArgConversion(site, fcinfo, index);
-		site->indexoid = indexoid;
-	}
+
+	/*
+	 * Types are set up again too: an ALTER TYPE changes a composite's
+	 * hashing, and the index's key kind check must see the type as it is.
+	 */
+	memset(&site->arg, 0, sizeof(site->arg));
+	KeyTypeForArg(&site->arg, fcinfo, 1);
+	PlanArgConversion(site, fcinfo, index);
+	site->indexoid = indexoid;
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
 	leaves = LeafIndexes(index);
 	MemoryContextSwitchTo(old);
@@ -1831,9 +1834,28 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 	site->checked = true;
 }
 
+/*
+ * Refuses an index whose key type hashes differently now than at its build:
+ * a composite key whose attributes changed (ALTER TYPE ... ADD, DROP or
+ * ALTER ATTRIBUTE), which PostgreSQL allows without rebuilding the index.
+ * The key tag records the type's shape (keykind.c).
+ */
+static void
+CheckKeyTypeUnchanged(const char *index_name, const BfHeader *header, const KeyType *column)
+{
+	if (header->key_kind == BF_KIND_OTHER && column->kind == BF_KIND_OTHER &&
+		header->key_tag != column->tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
+						index_name, format_type_be(column->typid)),
+				 errdetail("The type has been altered since (its attributes or its name), and its values hash differently now."),
+				 errhint("Rebuild the index with REINDEX INDEX CONCURRENTLY.")));
+}
+
 /* Whether one index (not a partitioned one) may hold the key. */
 static bool
-IndexMayHold(Oid indexoid, uint64 view, const KeyType *key, Datum value)
+IndexMayHold(Oid indexoid, uint64 view, const KeyType *column, const KeyType *key, Datum value)
 {
 	IndexCopy  *copy = CopyUnderView(indexoid, view);
 	Relation	index;
@@ -1843,12 +1865,14 @@ IndexMayHold(Oid indexoid, uint64 view, const KeyType *key, Datum value)
 
 	if (copy != NULL && copy->bloom != NULL)
 	{
+		CheckKeyTypeUnchanged(get_rel_name(indexoid), &copy->header, column);
 		CheckKeyKind(&copy->header, key);
 		hash = KeyHash(key, value, copy->header.seed, copy->header.version);
 		return bf_filter_test(BloomData(copy->bloom), &copy->header, hash);
 	}
 	index = OpenCheckedIndex(indexoid);
 	ReadMeta(index, &layout);
+	CheckKeyTypeUnchanged(RelationGetRelationName(index), &layout.header, column);
 	CheckKeyKind(&layout.header, key);
 	hash = KeyHash(key, value, layout.header.seed, layout.header.version);
 	CopyIfWorthIt(copy, index, &layout);
@@ -1874,8 +1898,6 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 		site = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ProbeSite));
 		fcinfo->flinfo->fn_extra = site;
 	}
-	if (!OidIsValid(site->arg.typid))
-		KeyTypeForArg(&site->arg, fcinfo, 1);
 	/* what a lock taken anew would take in: other sessions' catalog changes */
 	AcceptInvalidationMessages();
 	if (!ProbeSiteIsCurrent(site, indexoid))
@@ -1883,7 +1905,7 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	value = ArgAsKey(site, PG_GETARG_DATUM(1), &key);
 	foreach(cell, site->leaves)
 	{
-		if (IndexMayHold(lfirst_oid(cell), view, key, value))
+		if (IndexMayHold(lfirst_oid(cell), view, &site->column, key, value))
 			PG_RETURN_BOOL(true);
 	}
 	PG_RETURN_BOOL(false);
@@ -2099,6 +2121,7 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	BloomReadHeader(bloom, &state->header);
 	state->value = BloomData(bloom);
 	state->key = IndexKeyType(index, &key, CurrentMemoryContext);
+	CheckKeyTypeUnchanged(RelationGetRelationName(index), &state->header, state->key);
 	/* an MVCC scan: the build scan must not expect every row not yet dead */
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = true;

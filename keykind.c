@@ -152,11 +152,71 @@ TypeNameOf(Oid typid)
 	return name;
 }
 
-/* The key tag of a schema-qualified type name. */
+/* The key tag of a schema-qualified type name (and shape). */
 static uint32
 TypeTag(const char *name)
 {
 	return (uint32) bf_hash(name, strlen(name), 0) | 1;
+}
+
+static bool ComponentTypes(Oid typid, List **components);
+
+/*
+ * The shape of the composites inside a type (itself, an array's element, a
+ * range's subtype, at every depth): each one's attributes in order, by type
+ * and collation name.  A composite hashes through its attributes, so ALTER
+ * TYPE ... ADD, DROP or ALTER ATTRIBUTE changes every value's hash while
+ * the type keeps its name; the shape goes into the key tag, and a filter of
+ * the old shape refuses the new one.  Empty for a type with no composite.
+ */
+static void
+AppendTypeShape(StringInfo out, Oid typid)
+{
+	Oid			basetype = getBaseType(typid);
+	List	   *components;
+	ListCell   *lc;
+
+	if (type_is_rowtype(basetype) && basetype != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(basetype, -1);
+
+		appendStringInfoChar(out, '(');
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+			char	   *name;
+
+			if (att->attisdropped)
+				continue;		/* hash_record_extended skips them too */
+			name = TypeNameOf(att->atttypid);
+			appendStringInfo(out, "%s%s", i > 0 ? "," : "", name);
+			if (OidIsValid(att->attcollation))
+				appendStringInfo(out, " collate %s", get_collation_name(att->attcollation));
+			AppendTypeShape(out, att->atttypid);
+			pfree(name);
+		}
+		appendStringInfoChar(out, ')');
+		ReleaseTupleDesc(desc);
+		return;
+	}
+	if (ComponentTypes(basetype, &components))
+		foreach(lc, components)
+			AppendTypeShape(out, lfirst_oid(lc));
+}
+
+/* The key tag of a type of kind "other": its name, and its shape if any. */
+static uint32
+KeyTagOf(Oid typid)
+{
+	StringInfoData tagged;
+	uint32		tag;
+
+	initStringInfo(&tagged);
+	appendStringInfoString(&tagged, TypeNameOf(typid));
+	AppendTypeShape(&tagged, typid);
+	tag = TypeTag(tagged.data);
+	pfree(tagged.data);
+	return tag;
 }
 
 /*
@@ -175,13 +235,9 @@ TypeNameOfTag(uint32 tag)
 	while (found == NULL && HeapTupleIsValid(tuple = systable_getnext(scan)))
 	{
 		Form_pg_type type = (Form_pg_type) GETSTRUCT(tuple);
-		char	   *name = psprintf("%s.%s", get_namespace_name(type->typnamespace),
-									NameStr(type->typname));
 
-		if (TypeTag(name) == tag)
-			found = name;
-		else
-			pfree(name);
+		if (type->typtype != TYPTYPE_PSEUDO && KeyTagOf(type->oid) == tag)
+			found = TypeNameOf(type->oid);
 	}
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
@@ -417,18 +473,67 @@ IsFilterType(Oid typid, Oid namespace)
  * Prepares hashing of values of type typid under collation.  Catalog
  * lookups happen here, once per call site, never per value.
  */
+/*
+ * Whether a type holds strings under a nondeterministic collation below its
+ * top level: a domain's collation, a composite's attribute, a range's
+ * subtype, at every depth.  (An array's elements take the collation of the
+ * expression, which the top level checks.)  Such strings hash by the
+ * collation's sort key, which depends on the provider's version and on how
+ * a database defined the collation's name.
+ */
+static bool
+NondeterministicCollation(Oid collation)
+{
+	return OidIsValid(collation) && !get_collation_isdeterministic(collation);
+}
+
+static bool
+NondeterministicInside(Oid typid)
+{
+	Oid			basetype = getBaseType(typid);
+	List	   *components;
+	ListCell   *lc;
+
+	if (type_is_rowtype(basetype) && basetype != RECORDOID)
+	{
+		TupleDesc	desc = lookup_rowtype_tupdesc(basetype, -1);
+		bool		found = false;
+
+		for (int i = 0; i < desc->natts && !found; i++)
+		{
+			Form_pg_attribute att = TupleDescAttr(desc, i);
+
+			found = !att->attisdropped &&
+				(NondeterministicCollation(att->attcollation) ||
+				 NondeterministicInside(att->atttypid));
+		}
+		ReleaseTupleDesc(desc);
+		return found;
+	}
+	if (type_is_range(basetype) && NondeterministicCollation(get_range_collation(basetype)))
+		return true;
+	/* a component of a domain type keeps the domain's collation */
+	if (ComponentTypes(basetype, &components))
+		foreach(lc, components)
+			if (NondeterministicCollation(get_typcollation(lfirst_oid(lc))) ||
+				NondeterministicInside(lfirst_oid(lc)))
+				return true;
+	return false;
+}
+
 static void
 KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContext mcxt)
 {
 	Oid			basetype = getBaseType(typid);
 
-	if (type_is_collatable(basetype) && OidIsValid(collation) &&
-		!get_collation_isdeterministic(collation))
+	if ((type_is_collatable(basetype) && OidIsValid(collation) &&
+		 !get_collation_isdeterministic(collation)) ||
+		NondeterministicInside(typid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloom filters do not support nondeterministic collations"),
-				 errdetail("Values equal under such a collation have different bytes, so a filter could not find them."),
-				 errhint("Apply a deterministic collation to the value, for example COLLATE \"C\".")));
+				 errdetail("Values equal under such a collation have different bytes, so a filter could not find them; this holds inside composites, ranges and domains too."),
+				 errhint("Apply a deterministic collation to the value, for example COLLATE \"C\", or to the attribute or subtype that has one.")));
 
 	if (IsFilterType(basetype, namespace))
 		ereport(ERROR,
@@ -477,7 +582,7 @@ KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContex
 		fmgr_info_cxt(entry->hash_extended_proc, &key->extended_hash, mcxt);
 
 		/* By name, so that the tag survives dump and restore. */
-		key->tag = TypeTag(name);
+		key->tag = KeyTagOf(basetype);
 		pfree(name);
 		KeyTypeSetEnvironment(key, basetype, collation);
 	}
@@ -725,10 +830,10 @@ ReportKindMismatch(const BfHeader *header, const KeyType *key)
 				 errhint("Cast the value to %s.", built_for)));
 	ereport(ERROR,
 			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("filter holds values of a type that no longer has the name it had when the filter was built"),
-			 errdetail("The type was renamed, moved to another schema or dropped; the value is of type %s.",
+			 errmsg("filter holds values of a type that no longer has the name or the attributes it had when the filter was built"),
+			 errdetail("The type was renamed, moved to another schema or dropped, or a composite in it gained, lost or changed an attribute (ALTER TYPE, or ALTER TABLE on a row type), which changes its values' hashes; the value is of type %s.",
 					   format_type_be(key->typid)),
-			 errhint("Give the type its old name back, or rebuild the filter.")));
+			 errhint("Rebuild the filter from the values as they are now (REINDEX for a bloomfilter index).")));
 }
 
 /*

@@ -163,7 +163,11 @@ qfilter_agg_remove(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(qfilter_agg_final);
-/* Sorts the items and builds the filter; the state stays usable (windows). */
+/*
+ * Sorts the items and builds the filter; the state stays usable (windows).
+ * qfilter_agg over no value but NULLs is NULL, as bloom_agg and sum are: a
+ * frame that lost its last value to the inverse transition too.
+ */
 Datum
 qfilter_agg_final(PG_FUNCTION_ARGS)
 {
@@ -178,6 +182,8 @@ qfilter_agg_final(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	state = (QfAggState *) PG_GETARG_POINTER(0);
+	if (state->n == 0 && !state->fingerprints)
+		PG_RETURN_NULL();
 	params = state->params;
 	if (state->self_sizing)
 		QFilterSize((int64) Max(state->n, 1), params.fpr, &params);

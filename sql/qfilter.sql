@@ -91,7 +91,16 @@ SELECT qfilter_add_all(qfilter_empty(60000), array_agg(id)) = (SELECT fixed FROM
 FROM events;
 -- no rows: NULL; only NULLs: an empty filter
 SELECT qfilter_agg(id) IS NULL AS no_rows FROM events WHERE false;
-SELECT qfilter_agg(NULL::int, 10, 0.01) = qfilter_empty(10) AS only_nulls FROM generate_series(1, 3);
+-- over only NULLs every form is NULL, as bloom_agg and sum are, per group too
+SELECT qfilter_agg(NULL::int) IS NULL AS self_only_nulls,
+       qfilter_agg(NULL::int, 0.01) IS NULL AS fpr_only_nulls,
+       qfilter_agg(NULL::int, 10, 0.01) IS NULL AS fixed_only_nulls
+FROM generate_series(1, 3);
+SELECT g % 2 AS grp, qfilter_agg(CASE WHEN g % 2 = 0 THEN g END) IS NULL AS only_nulls
+FROM generate_series(1, 6) g GROUP BY g % 2 ORDER BY 1;
+SELECT g, qfilter_agg(CASE WHEN g > 2 THEN g END) OVER (ORDER BY g ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) IS NULL
+       AS frame_only_nulls
+FROM generate_series(1, 4) g ORDER BY g;
 
 -- union: the multiset sum, as | and as an aggregate
 SELECT qfilter_count(a | b, 5) AS five_twice, (qfilter_info(a | b)).count AS total,
