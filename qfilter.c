@@ -895,12 +895,7 @@ qf_cursor_next(const uint8_t *value, const QfHeader *h, QfCursor *cursor,
  * offsets are set once at the end.  Bulk builds (aggregates, unions,
  * growing) go through here rather than qf_insert.
  */
-typedef struct Appender
-{
-	uint64_t	next_free;		/* first slot after the last one written */
-	uint64_t	last_home;
-	int64_t		last_slot;		/* -1 before the first fingerprint */
-} Appender;
+typedef QfAppender Appender;
 
 static QfStatus
 append_fingerprint(uint8_t *dst, QfHeader *h, Appender *app, uint64_t fingerprint)
@@ -959,37 +954,106 @@ qf_build_sorted(uint8_t *dst, QfHeader *dst_header, const uint64_t *fingerprints
 	return QF_OK;
 }
 
+void
+qf_merge_start(QfMerge *m, const uint8_t *a, const QfHeader *a_header,
+			   const uint8_t *b, const QfHeader *b_header, bool clear_dst)
+{
+	memset(m, 0, sizeof(*m));
+	m->app.last_slot = -1;
+	m->phase = clear_dst ? QF_MERGE_CLEAR : QF_MERGE_APPEND;
+	qf_cursor_start(&m->ca);
+	qf_cursor_start(&m->cb);
+	m->has_a = qf_cursor_next(a, a_header, &m->ca, &m->fa);
+	m->has_b = b != NULL && qf_cursor_next(b, b_header, &m->cb, &m->fb);
+}
+
+/*
+ * One step of a merge: clearing dst (64 bytes a unit of work), appending
+ * the inputs' fingerprints in order (one a unit), then redoing the offsets
+ * (a block a unit).  Each phase is resumable where it stopped.
+ */
+QfStatus
+qf_merge_step(QfMerge *m, uint8_t *dst, QfHeader *dst_header, const uint8_t *a,
+			  const QfHeader *a_header, const uint8_t *b, const QfHeader *b_header,
+			  uint64_t budget, bool *done)
+{
+	*done = false;
+	if (m->phase == QF_MERGE_CLEAR)
+	{
+		uint64_t	room = qf_value_bytes(dst_header) - m->progress;
+		uint64_t	chunk = budget > room / 64 ? room : budget * 64;
+
+		memset(dst + m->progress, 0, chunk);
+		m->progress += chunk;
+		if (chunk < room)
+			return QF_OK;
+		dst_header->count = 0;
+		qf_write_header(dst, dst_header);
+		m->phase = QF_MERGE_APPEND;
+		return QF_OK;
+	}
+	if (m->phase == QF_MERGE_APPEND)
+	{
+		if (dst_header->count != 0 && m->app.last_slot < 0)
+			return QF_ERR_COUNT;
+		while ((m->has_a || m->has_b) && budget-- > 0)
+		{
+			bool		take_a = m->has_a && (!m->has_b || m->fa <= m->fb);
+			QfStatus	status = append_fingerprint(dst, dst_header, &m->app,
+												   take_a ? m->fa : m->fb);
+
+			if (status != QF_OK)
+				return status;
+			if (take_a)
+				m->has_a = qf_cursor_next(a, a_header, &m->ca, &m->fa);
+			else
+				m->has_b = qf_cursor_next(b, b_header, &m->cb, &m->fb);
+		}
+		if (m->has_a || m->has_b)
+			return QF_OK;
+		if (m->app.last_slot < 0)
+		{
+			*done = true;
+			return QF_OK;
+		}
+		set_runend(dst, dst_header, (uint64_t) m->app.last_slot, true);
+		m->phase = QF_MERGE_OFFSETS;
+		m->progress = 1;		/* block 0's offset is always 0 */
+		return QF_OK;
+	}
+	{
+		/* blocks [from, to), as refresh_offsets counts them from a slot */
+		uint64_t	blocks = dst_header->total_blocks;
+		uint64_t	from = m->progress;
+		uint64_t	step = budget / 64 + 1;
+		uint64_t	to = from >= blocks || step >= blocks - from ? blocks : from + step;
+
+		if (from < to)
+			refresh_offsets(dst, dst_header, (from - 1) * 64, (to - 1) * 64 + 63);
+		m->progress = to;
+		*done = to >= blocks;
+		return QF_OK;
+	}
+}
+
 QfStatus
 qf_merge(uint8_t *dst, QfHeader *dst_header, const uint8_t *a, const QfHeader *a_header,
 		 const uint8_t *b, const QfHeader *b_header)
 {
-	Appender	app = {0, 0, -1};
-	QfCursor	ca,
-				cb;
-	uint64_t	fa = 0,
-				fb = 0;
-	bool		has_a,
-				has_b;
+	QfMerge		m;
+	bool		done = false;
 
 	if (dst_header->count != 0)
 		return QF_ERR_COUNT;
-	qf_cursor_start(&ca);
-	qf_cursor_start(&cb);
-	has_a = qf_cursor_next(a, a_header, &ca, &fa);
-	has_b = b != NULL && qf_cursor_next(b, b_header, &cb, &fb);
-	while (has_a || has_b)
+	qf_merge_start(&m, a, a_header, b, b_header, false);
+	while (!done)
 	{
-		bool		take_a = has_a && (!has_b || fa <= fb);
-		QfStatus	status = append_fingerprint(dst, dst_header, &app, take_a ? fa : fb);
+		QfStatus	status = qf_merge_step(&m, dst, dst_header, a, a_header, b, b_header,
+										   UINT64_MAX / 2, &done);
 
 		if (status != QF_OK)
 			return status;
-		if (take_a)
-			has_a = qf_cursor_next(a, a_header, &ca, &fa);
-		else
-			has_b = qf_cursor_next(b, b_header, &cb, &fb);
 	}
-	finish_appending(dst, dst_header, &app);
 	return QF_OK;
 }
 

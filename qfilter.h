@@ -217,6 +217,49 @@ extern BF_HIDDEN QfStatus qf_merge(uint8_t *dst, QfHeader *dst_header,
 								   const uint8_t *a, const QfHeader *a_header,
 								   const uint8_t *b, const QfHeader *b_header);
 
+/*
+ * A merge in steps, for callers that must answer a cancel while a large one
+ * runs: qf_merge_start, then qf_merge_step until it reports done, each
+ * step doing about budget units of work (a fingerprint, a block, or 64
+ * bytes of clearing dst).  With clear_dst, dst is cleared in steps too and
+ * need not be initialised; its header is written once it is.  On an error
+ * status (QF_ERR_FULL: grow dst) start again.
+ */
+typedef struct QfAppender
+{
+	uint64_t	next_free;		/* first slot after the last one written */
+	uint64_t	last_home;
+	int64_t		last_slot;		/* -1 before the first fingerprint */
+} QfAppender;
+
+typedef enum QfMergePhase
+{
+	QF_MERGE_CLEAR,
+	QF_MERGE_APPEND,
+	QF_MERGE_OFFSETS
+} QfMergePhase;
+
+typedef struct QfMerge
+{
+	QfCursor	ca;
+	QfCursor	cb;
+	uint64_t	fa;
+	uint64_t	fb;
+	bool		has_a;
+	bool		has_b;
+	QfAppender	app;
+	QfMergePhase phase;
+	uint64_t	progress;		/* bytes cleared, or blocks of offsets done */
+} QfMerge;
+
+extern BF_HIDDEN void qf_merge_start(QfMerge *m, const uint8_t *a, const QfHeader *a_header,
+									 const uint8_t *b, const QfHeader *b_header,
+									 bool clear_dst);
+extern BF_HIDDEN QfStatus qf_merge_step(QfMerge *m, uint8_t *dst, QfHeader *dst_header,
+										const uint8_t *a, const QfHeader *a_header,
+										const uint8_t *b, const QfHeader *b_header,
+										uint64_t budget, bool *done);
+
 /* Sorts n keys in increasing order; tmp has room for n. */
 extern BF_HIDDEN void qf_sort_u64(uint64_t *keys, uint64_t *tmp, size_t n);
 

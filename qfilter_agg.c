@@ -329,8 +329,12 @@ qfilter_union_agg_add(PG_FUNCTION_ARGS)
 	CheckRoomFor(state, header.count);
 	old = MemoryContextSwitchTo(aggcontext);
 	qf_cursor_start(&cursor);
-	while (qf_cursor_next(QFilterData(filter), &header, &cursor, &fingerprint))
+	for (uint64 i = 0; qf_cursor_next(QFilterData(filter), &header, &cursor, &fingerprint); i++)
+	{
+		if ((i & ((1 << 20) - 1)) == 0)
+			CHECK_FOR_INTERRUPTS();
 		AppendItem(state, fingerprint);
+	}
 	MemoryContextSwitchTo(old);
 	PG_RETURN_POINTER(state);
 }

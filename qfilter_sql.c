@@ -42,6 +42,42 @@ QFilterAlloc(const QfHeader *header)
 	return filter;
 }
 
+/*
+ * Merges a and b (b may be NULL: a copy of a, as growing does) into a new
+ * filter of header's size, in slices that answer a cancel between them: a
+ * union of two large filters takes seconds, and so does clearing the
+ * result, which the merge does in slices too.  QF_ERR_FULL: grow header and
+ * try again.
+ */
+#define MERGE_SLICE (1 << 20)
+
+static QfStatus
+MergeInSlices(QFilter **result, QfHeader *header, QFilter *a, const QfHeader *a_header,
+			  QFilter *b, const QfHeader *b_header)
+{
+	size_t		len = qf_value_bytes(header);
+	QfMerge		merge;
+	QfStatus	status = QF_OK;
+	bool		done = false;
+
+	*result = (QFilter *) palloc(VARHDRSZ + len);
+	SET_VARSIZE(*result, VARHDRSZ + len);
+	qf_merge_start(&merge, QFilterData(a), a_header, b ? QFilterData(b) : NULL, b_header, true);
+	while (!done && status == QF_OK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		status = qf_merge_step(&merge, QFilterData(*result), header,
+							   QFilterData(a), a_header, b ? QFilterData(b) : NULL, b_header,
+							   MERGE_SLICE, &done);
+	}
+	if (status != QF_OK)
+	{
+		pfree(*result);
+		*result = NULL;
+	}
+	return status;
+}
+
 void
 QFilterSize(int64 capacity, double fpr, QfHeader *header)
 {
@@ -173,12 +209,10 @@ GrowFilter(QFilter *filter, QfHeader *header)
 			shown.count++;
 			QFilterReportStatus(status, &shown);
 		}
-		bigger = QFilterAlloc(&grown);
-		status = qf_merge(QFilterData(bigger), &grown, QFilterData(filter), header, NULL, NULL);
+		status = MergeInSlices(&bigger, &grown, filter, header, NULL, NULL);
 		if (status == QF_OK)
 			break;
 		/* runs spilled past the spare slots: one size up again */
-		pfree(bigger);
 		{
 			QfHeader	next;
 
@@ -786,12 +820,9 @@ QFilterUnion(QFilter *a, const QfHeader *a_header, QFilter *b, const QfHeader *b
 			params.count = a_header->count + b_header->count;
 			QFilterReportStatus(status, &params);
 		}
-		result = QFilterAlloc(&header);
-		status = qf_merge(QFilterData(result), &header, QFilterData(a), a_header,
-						  QFilterData(b), b_header);
+		status = MergeInSlices(&result, &header, a, a_header, b, b_header);
 		if (status == QF_OK)
 			break;
-		pfree(result);
 		if (status != QF_ERR_FULL)
 			continue;
 		header.count = 0;
