@@ -319,8 +319,11 @@ EOF
 	while read -r lang file; do
 		case $lang in
 			sh)
+				# errors are fatal, psql's too: a block that runs on past
+				# one would pass with output nobody reads
+				printf '\\set ON_ERROR_STOP on\n' >"$d/psqlrc"
 				(cd "$d" && PATH="$REPO/client:$PGBIN:$PATH" PGHOST=$work PGPORT=$PORT PGUSER=postgres \
-					PGDATABASE=readme bash -e -o pipefail "$file") >"$file.out" 2>&1
+					PGDATABASE=readme PSQLRC="$d/psqlrc" bash -euo pipefail "$file") >"$file.out" 2>&1
 				;;
 			c)
 				gcc -Wall -I"$REPO/client" -o "${file%.c}" "$file" "$REPO/client/libbloomfilter.a" -lm -pthread \
