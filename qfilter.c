@@ -321,7 +321,7 @@ qf_status_message(QfStatus status)
 		case QF_ERR_FULL:
 			return "Filter has no free slot";
 		case QF_ERR_LIMIT:
-			return "Filter holds twice its capacity: past that its false-positive rate would pass twice the target";
+			return "Filter cannot grow: its fingerprints have no remainder bits left, or no larger size holds their runs";
 	}
 	return "unknown status";
 }
@@ -399,16 +399,10 @@ load_limit(const QfHeader *header)
 	return (uint64_t) floor(QF_MAX_LOAD * (double) home_slots(header));
 }
 
-uint64_t
-qf_count_limit(const QfHeader *header)
-{
-	return header->capacity > UINT64_MAX / 2 ? UINT64_MAX : 2 * header->capacity;
-}
-
 QfStatus
 qf_grown_header(const QfHeader *header, QfHeader *grown)
 {
-	if (header->count >= qf_count_limit(header) || header->r == 0)
+	if (header->r == 0)
 		return QF_ERR_LIMIT;
 	*grown = *header;
 	grown->count = 0;
@@ -422,8 +416,6 @@ qf_header_for_count(const QfHeader *params, uint64_t count, QfHeader *sized)
 
 	*sized = *params;
 	sized->count = 0;
-	if (count > qf_count_limit(params))
-		return QF_ERR_LIMIT;
 	status = qf_size_for(params->capacity, params->fpr, sized);
 	while (status == QF_OK && count > load_limit(sized))
 	{
@@ -530,7 +522,7 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 		return QF_ERR_SIZE;
 	if (len != qf_value_bytes(header))
 		return QF_ERR_LENGTH;
-	if (header->count > qf_count_limit(header) || header->count > load_limit(header) ||
+	if (header->count > load_limit(header) ||
 		(header->key_kind == BF_KIND_NONE && header->count != 0))
 		return QF_ERR_COUNT;
 	return QF_OK;
@@ -663,8 +655,6 @@ qf_insert(uint8_t *value, QfHeader *h, uint64_t fingerprint)
 	uint64_t	pos;
 	int64_t		empty;
 
-	if (h->count >= qf_count_limit(h))
-		return QF_ERR_LIMIT;
 	if (h->count >= load_limit(h))
 		return QF_ERR_FULL;
 	if (end == QF_NO_SLOT)
@@ -903,8 +893,6 @@ append_fingerprint(uint8_t *dst, QfHeader *h, Appender *app, uint64_t fingerprin
 	uint64_t	q = fingerprint >> h->r;
 	uint64_t	slot;
 
-	if (h->count >= qf_count_limit(h))
-		return QF_ERR_LIMIT;
 	if (h->count >= load_limit(h))
 		return QF_ERR_FULL;
 	if (app->last_slot < 0 || q != app->last_home)

@@ -20,8 +20,10 @@
  * so M and every fingerprint stay the same as a filter grows: growth and
  * unions of filters of different sizes are exact.  The false-positive rate
  * of a filter holding n fingerprints is about n / M; sizing picks M so that
- * it is at most the target at capacity, and a filter refuses to hold more
- * than twice its capacity (past that the rate would pass twice the target).
+ * it is at most the target at capacity.  Past it a filter keeps growing,
+ * exactly, while its fingerprints have remainder bits left, and its rate
+ * rises with n: the glue warns once it passes twice the target, as an
+ * overfilled bloom does.
  *
  * Serialised format (integers little-endian):
  *
@@ -100,7 +102,7 @@ typedef enum QfStatus
 	QF_ERR_SLOTS,				/* the slots break the filter's invariants */
 	QF_ERR_COUNT,				/* count differs from the slots in use */
 	QF_ERR_FULL,				/* no room: grow into a larger buffer */
-	QF_ERR_LIMIT				/* more than twice the capacity */
+	QF_ERR_LIMIT				/* cannot grow: no remainder bit left */
 } QfStatus;
 
 /* The decoded header. */
@@ -128,19 +130,16 @@ extern BF_HIDDEN const char *qf_status_message(QfStatus status);
  */
 extern BF_HIDDEN QfStatus qf_size_for(uint64_t capacity, double fpr, QfHeader *header);
 
-/*
- * The most fingerprints a filter may hold, twice its capacity: past that
- * its false-positive rate would pass twice the target.
- */
-extern BF_HIDDEN uint64_t qf_count_limit(const QfHeader *header);
 
 /* Bytes of a value with the header's blocks and r. */
 extern BF_HIDDEN size_t qf_value_bytes(const QfHeader *header);
 
 /*
  * The header of the empty filter that header grows into when full: twice
- * the home slots, one remainder bit fewer.  QF_ERR_LIMIT if it holds twice its
- * capacity already or cannot grow, QF_ERR_TOO_LARGE past the size cap.
+ * the home slots, one remainder bit fewer, the same fingerprints.  Past the
+ * capacity the rate rises with the count (the fingerprints' universe stays);
+ * the glue warns.  QF_ERR_LIMIT when it cannot grow (no remainder bit
+ * left), QF_ERR_TOO_LARGE past the size cap.
  */
 extern BF_HIDDEN QfStatus qf_grown_header(const QfHeader *header, QfHeader *grown);
 
@@ -181,7 +180,7 @@ qf_fingerprint(const QfHeader *header, uint64_t hash)
 
 /*
  * Operations on fingerprints.  qf_insert adds one copy (QF_ERR_FULL if the
- * buffer has no room: grow and retry; QF_ERR_LIMIT at twice the capacity);
+ * buffer has no room: grow and retry);
  * qf_remove removes one copy and says whether there was one; qf_count
  * counts copies.  They keep header->count current, not the value's header:
  * write it with qf_write_header after a batch (the checksum covers it).

@@ -50,22 +50,6 @@ NewState(MemoryContext aggcontext, int64 capacity, double fpr)
 	return state;
 }
 
-/*
- * Refuses more items than the filter can hold before collecting them: the
- * final step would fail anyway, after holding them all in memory.
- */
-static void
-CheckRoomFor(QfAggState *state, uint64 more)
-{
-	if (!state->self_sizing && state->n + more > qf_count_limit(&state->params))
-	{
-		QfHeader	shown = state->params;
-
-		shown.count = state->n + more;
-		QFilterReportStatus(QF_ERR_LIMIT, &shown);
-	}
-}
-
 static void
 AppendItem(QfAggState *state, uint64 item)
 {
@@ -94,7 +78,6 @@ AddValue(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	key = KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1);
 	QFilterCheckKey(&state->params, key);
 	QFilterKeyIntoHeader(&state->params, key);
-	CheckRoomFor(state, 1);
 	AppendItem(state, KeyHashInline(key, PG_GETARG_DATUM(1), state->params.seed));
 	PG_RETURN_POINTER(state);
 }
@@ -233,7 +216,6 @@ qfilter_agg_combine(PG_FUNCTION_ARGS)
 	QFilterCheckCompatible(&a->params, &b->params);
 	if (a->params.key_kind == BF_KIND_NONE)
 		a->params = b->params;
-	CheckRoomFor(a, b->n);
 	if (a->n + b->n > a->room)
 	{
 		a->room = a->n + b->n;
@@ -326,7 +308,6 @@ qfilter_union_agg_add(PG_FUNCTION_ARGS)
 			state->params.env_locale = header.env_locale;
 		}
 	}
-	CheckRoomFor(state, header.count);
 	old = MemoryContextSwitchTo(aggcontext);
 	qf_cursor_start(&cursor);
 	for (uint64 i = 0; qf_cursor_next(QFilterData(filter), &header, &cursor, &fingerprint); i++)

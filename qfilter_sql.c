@@ -13,6 +13,7 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -20,6 +21,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/timestamp.h"
 
 #include "probecache.h"
 #include "qfiltervalue.h"
@@ -114,6 +116,44 @@ QFilterSize(int64 capacity, double fpr, QfHeader *header)
 }
 
 /*
+ * Warns, once per statement, that a filter grew so far past its capacity
+ * that its false-positive rate passed OVERFILL_RATE_FACTOR times its
+ * target, as an overfilled bloom warns: it still counts every key exactly,
+ * but answers "maybe" too often to save work.  The count bounds the
+ * distinct fingerprints, so the scan that counts those runs only past that
+ * bound, and within a statement again only once the count grew by a tenth.
+ */
+static void
+QFilterWarnIfOverfilled(QFilter *filter, const QfHeader *header)
+{
+	static TimestampTz warned_statement = 0;
+	static TimestampTz checked_statement = 0;
+	static uint64 checked_count = 0;
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	double		limit = OVERFILL_RATE_FACTOR * header->fpr;
+	double		rate;
+
+	if (header->count <= header->capacity || warned_statement == statement ||
+		qf_estimated_fpr(header, header->count) <= limit)
+		return;
+	if (checked_statement == statement && header->count < checked_count + checked_count / 10)
+		return;
+	checked_statement = statement;
+	checked_count = header->count;
+	rate = qf_estimated_fpr(header, qf_distinct(QFilterData(filter), header));
+	if (rate <= limit)
+		return;
+	warned_statement = statement;
+	ereport(WARNING,
+			(errcode(ERRCODE_WARNING),
+			 errmsg("qfilter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",
+					rate, rate / header->fpr, header->fpr),
+			 errdetail("It was sized for " UINT64_FORMAT " keys and holds " UINT64_FORMAT "; it grew to hold them, exactly.",
+					   header->capacity, header->count),
+			 errhint("Build a larger one with qfilter_empty(capacity, fpr), or with qfilter_agg(value), which sizes itself.")));
+}
+
+/*
  * For QF_ERR_LIMIT, header->count is the count the filter would have had:
  * the message names it.
  */
@@ -124,7 +164,7 @@ QFilterReportStatus(QfStatus status, const QfHeader *header)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("qfilter is full"),
-				 errdetail("It would hold " UINT64_FORMAT " keys, more than twice its capacity of " UINT64_FORMAT ", and its false-positive rate would pass twice its target %g.",
+				 errdetail("It would hold " UINT64_FORMAT " keys, sized for " UINT64_FORMAT " at rate %g, and cannot grow further: its fingerprints have no remainder bits left, or no larger size holds the runs of its copies.",
 						   header->count, header->capacity, header->fpr),
 				 errhint("Build a larger one with qfilter_empty(capacity, fpr), or with qfilter_agg(value), which sizes itself.")));
 	if (status == QF_ERR_TOO_LARGE)
@@ -150,6 +190,7 @@ void
 QFilterWriteHeader(QFilter *filter, const QfHeader *header)
 {
 	qf_write_header(QFilterData(filter), header);
+	QFilterWarnIfOverfilled(filter, header);
 }
 
 /* The key fields of a qfilter header, as the bloom header keykind.c reads. */

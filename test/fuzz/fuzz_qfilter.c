@@ -28,9 +28,9 @@
  * qsort does.  On private copies: removing a fingerprint leaves a valid
  * value with one copy fewer and re-inserting it gives back the very same
  * bytes (the slots are canonical); inserting a new one and removing it
- * does too, or the insert refuses (full, limit) without writing; the
+ * does too, or the insert refuses (full) without writing; the
  * value merged with itself validates and holds every fingerprint twice,
- * unless that is refused (QF_ERR_LIMIT); shrunk to the smallest size that
+ * unless that is refused (QF_ERR_LIMIT: no size holds it); shrunk to the smallest size that
  * holds it, and grown, it holds the same fingerprints.
  *
  * Operation-sequence mode (missing bytes read as zero)
@@ -51,8 +51,8 @@
  * Key i is hashed as 8 little-endian bytes with bf_hash(bytes, 8, 0), as
  * bloom_add does an int8, and stored as qf_fingerprint of that hash.  Adds
  * grow the filter on QF_ERR_FULL, as the SQL glue does; the one refusal
- * accepted is QF_ERR_LIMIT, which leaves the filter as it was (at twice the
- * capacity, or when no size it can grow to holds the fingerprints).  A key
+ * accepted is QF_ERR_LIMIT, which leaves the filter as it was (when no
+ * size it can grow to holds the fingerprints).  A key
  * not in the multiset is never removed: that is the documented misuse.
  * After every operation (at most MAX_OPS): header.count is the multiset's
  * size, the value validates, and every key in the multiset, and the key
@@ -120,12 +120,6 @@ headers_equal(const QfHeader *a, const QfHeader *b)
 		memcmp(&a->fpr, &b->fpr, sizeof(a->fpr)) == 0 &&
 		a->count == b->count && a->home_blocks == b->home_blocks &&
 		a->total_blocks == b->total_blocks;
-}
-
-static uint64_t
-count_limit(const QfHeader *h)
-{
-	return h->capacity > UINT64_MAX / 2 ? UINT64_MAX : 2 * h->capacity;
 }
 
 /* The value validates, with the header its holder keeps. */
@@ -345,8 +339,6 @@ check_header(const uint8_t *value, size_t len, const QfHeader *h)
 	FUZZ_CHECK(h->key_kind != BF_KIND_NONE || h->count == 0);
 	FUZZ_CHECK(h->capacity >= 1 && h->fpr > 0.0 && h->fpr <= 0.5);
 	FUZZ_CHECK(h->home_blocks >= 1 && h->total_blocks > h->home_blocks);
-	FUZZ_CHECK(h->count <= count_limit(h));
-	FUZZ_CHECK(qf_count_limit(h) == count_limit(h));
 	FUZZ_CHECK(h->count <= (uint64_t) h->home_blocks * QF_BLOCK_SLOTS);
 	FUZZ_CHECK(len == qf_value_bytes(h));
 
@@ -472,10 +464,8 @@ check_insert_remove(const uint8_t *value, size_t len, const QfHeader *h,
 	status = qf_insert(copy, &mine, fp);
 	if (status != QF_OK)
 	{
-		/* a refused insert writes nothing */
-		FUZZ_CHECK(status == QF_ERR_FULL || status == QF_ERR_LIMIT);
-		if (status == QF_ERR_LIMIT)
-			FUZZ_CHECK(h->count >= count_limit(h));
+		/* a refused insert writes nothing; only the buffer's room refuses */
+		FUZZ_CHECK(status == QF_ERR_FULL);
 		FUZZ_CHECK(mine.count == h->count);
 		FUZZ_CHECK(memcmp(copy, value, len) == 0);
 		return;
@@ -608,7 +598,7 @@ exercise_valid(const uint8_t *value, size_t len, const QfHeader *h)
 		}
 	}
 	else
-		FUZZ_CHECK(h->count >= count_limit(h) || h->r == 0);
+		FUZZ_CHECK(h->r == 0);
 	free(fps);
 }
 
@@ -846,9 +836,9 @@ check_full(const Model *m, const Filter *f)
 
 /*
  * An add the filter refused: QF_ERR_LIMIT and nothing else, the filter
- * left as it was (check_state sees to that).  That is at twice the
- * capacity, or when no larger size holds the fingerprints (qfilter.h: "or
- * cannot grow"): many copies of a fingerprint whose home slot is near the
+ * left as it was (check_state sees to that).  That is when no larger size
+ * holds the fingerprints (qfilter.h: "cannot grow"): no remainder bit is
+ * left, or many copies of a fingerprint whose home slot is near the
  * end can need more spare slots than growth gives, before the limit.
  */
 static void

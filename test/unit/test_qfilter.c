@@ -370,7 +370,10 @@ test_canonical(void)
 	free(churned.value);
 }
 
-/* Past capacity the filter doubles; at twice its capacity it stops. */
+/*
+ * Past capacity the filter doubles, exactly, for as long as its
+ * fingerprints have remainder bits left; then it stops (QF_ERR_LIMIT).
+ */
 static void
 test_growth(void)
 {
@@ -390,7 +393,22 @@ test_growth(void)
 	for (uint64_t j = 0; j < 2000; j++)
 		all_found &= filter_count(&f, j) >= 1;
 	check(all_found && filter_valid(&f), "growth: every key found after growing, value valid");
-	check(filter_add(&f, 999999) == QF_ERR_LIMIT, "growth: past 2x capacity is QF_ERR_LIMIT");
+	for (k = 2000; k < 10000; k++)
+		if ((status = filter_add(&f, k)) != QF_OK)
+			break;
+	all_found = true;
+	for (uint64_t j = 0; j < 10000; j++)
+		all_found &= filter_count(&f, j) >= 1;
+	check(status == QF_OK && all_found && filter_valid(&f) && f.header.count == 10000,
+		  "growth: 10x capacity still grows, exactly: every key found, value valid");
+	free(f.value);
+
+	filter_new(&f, 1000, 0.5);
+	for (k = 0; k < 1000000; k++)
+		if ((status = filter_add(&f, k)) != QF_OK)
+			break;
+	check(status == QF_ERR_LIMIT && f.header.r == 0 && filter_valid(&f),
+		  "growth: stops with QF_ERR_LIMIT once no remainder bit is left");
 	free(f.value);
 }
 
