@@ -556,6 +556,7 @@ KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContex
 				 errhint("Cast the value to text, both when building the filter and when probing it.")));
 
 	key->kind = BuiltinKeyKind(basetype);
+	key->has_shape = false;
 	key->tag = 0;
 	key->env_encoding = 0;
 	key->env_locale = 0;
@@ -583,6 +584,16 @@ KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContex
 
 		/* By name, so that the tag survives dump and restore. */
 		key->tag = KeyTagOf(basetype);
+		{
+			StringInfoData shape;
+
+			initStringInfo(&shape);
+			AppendTypeShape(&shape, basetype);
+			key->has_shape = shape.len > 0;
+			pfree(shape.data);
+		}
+		key->catalog_seen = SharedInvalidMessageCounter;
+		key->command_seen = GetCurrentCommandId(false);
 		pfree(name);
 		KeyTypeSetEnvironment(key, basetype, collation);
 	}
@@ -611,7 +622,8 @@ KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation)
 KeyType *
 KeyTypeFor(KeyType *key, FunctionCallInfo fcinfo, Oid typid)
 {
-	if (key->typid != typid || key->collation != PG_GET_COLLATION())
+	if (key->typid != typid || key->collation != PG_GET_COLLATION() ||
+		!KeyTypeIsCurrent(key))
 		KeyTypeSetup(key, get_func_namespace(fcinfo->flinfo->fn_oid), typid,
 					 PG_GET_COLLATION(), fcinfo->flinfo->fn_mcxt);
 	return key;
@@ -630,7 +642,8 @@ KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, int argno)
 	Oid			typid;
 
 	/* An argument's type is fixed per call site: look it up once. */
-	if (OidIsValid(key->typid) && key->collation == PG_GET_COLLATION())
+	if (OidIsValid(key->typid) && key->collation == PG_GET_COLLATION() &&
+		KeyTypeIsCurrent(key))
 		return key;
 	typid = get_fn_expr_argtype(fcinfo->flinfo, argno);
 	if (!OidIsValid(typid))

@@ -10,8 +10,10 @@
 #ifndef BF_KEYKIND_H
 #define BF_KEYKIND_H
 
+#include "access/xact.h"
 #include "catalog/pg_type_d.h"
 #include "fmgr.h"
+#include "storage/sinval.h"
 
 #include "bloom.h"
 #include "canonical.h"
@@ -27,6 +29,9 @@ typedef struct KeyType
 	uint8		env_encoding;	/* BF_KIND_OTHER: what its hash depends on, */
 	uint32		env_locale;		/* as a filter records it (bloom.h) */
 	FmgrInfo	extended_hash;	/* BF_KIND_OTHER: the type's hash */
+	bool		has_shape;		/* holds a composite: the tag follows ALTER TYPE */
+	uint64		catalog_seen;	/* for those, the catalog state it was set up */
+	CommandId	command_seen;	/* under (KeyTypeShapeIsCurrent) */
 } KeyType;
 
 /*
@@ -60,6 +65,23 @@ extern BF_HIDDEN KeyType *KeyTypeForArg(KeyType *key, FunctionCallInfo fcinfo, i
  */
 extern BF_HIDDEN uint64 KeyHash(const KeyType *key, Datum value, uint64 seed,
 								uint8 version);
+
+/*
+ * Whether a key type set up earlier still hashes as it did: a composite's
+ * shape is in its tag, and a call site may outlive an ALTER TYPE (a
+ * PL/pgSQL expression keeps its call site for the transaction).  Any
+ * catalog change taken in, or a later command of this transaction, calls
+ * for setting up such a key type again; other types cannot change under a
+ * filter.  The KeyTypeFor functions check it; call sites that skip them
+ * on a fast path check it there.
+ */
+static inline bool
+KeyTypeIsCurrent(const KeyType *key)
+{
+	return !key->has_shape ||
+		(key->catalog_seen == SharedInvalidMessageCounter &&
+		 key->command_seen == GetCurrentCommandId(false));
+}
 
 /* Records the kind of key's values in a filter's header. */
 extern BF_HIDDEN void KeyKindIntoHeader(BfHeader *header, const KeyType *key);

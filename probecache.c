@@ -302,7 +302,7 @@ ProbeValueArg(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
 	/* A scan's every row after the first: nothing to look up or check. */
 	bloom = CachedFilterFor(fcinfo, filter_arg);
 	if (bloom != NULL && cache->stored.kind_checked &&
-		cache->key.collation == PG_GET_COLLATION())
+		cache->key.collation == PG_GET_COLLATION() && KeyTypeIsCurrent(&cache->key))
 		return BloomTestValue(bloom, &cache->stored.header, &cache->key, value);
 
 	key = CallSiteKeyOfArg(fcinfo, value_arg);

@@ -428,10 +428,18 @@ ProbeQFilterArg(FunctionCallInfo fcinfo, int argno, QfHeader *header)
 	return filter;
 }
 
+/*
+ * The call site's key type; one set up again (after an ALTER TYPE) must be
+ * checked against the filter again.
+ */
 static KeyType *
 KeyOfArg(FunctionCallInfo fcinfo, int argno)
 {
-	return KeyTypeForArg(&GetQfCallCache(fcinfo)->key, fcinfo, argno);
+	QfCallCache *cache = GetQfCallCache(fcinfo);
+
+	if (!KeyTypeIsCurrent(&cache->key))
+		cache->kind_checked = false;
+	return KeyTypeForArg(&cache->key, fcinfo, argno);
 }
 
 static KeyType *
@@ -630,7 +638,8 @@ IsCheckedCachedFilter(FunctionCallInfo fcinfo, const QfCallCache *cache, int arg
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
 	struct varatt_external pointer;
 
-	if (cache == NULL || cache->filter == NULL || !cache->kind_checked)
+	if (cache == NULL || cache->filter == NULL || !cache->kind_checked ||
+		!KeyTypeIsCurrent(&cache->key))
 		return false;
 	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
 		return raw == cache->constant;

@@ -81,3 +81,44 @@ DROP TABLE ks_places, ks_filters, ks_rows, ks_row_filter, ks_named_rows, ks_pair
 DROP TYPE ks_point, ks_pair, ks_named, ks_wrapped, ks_ci_range, ks_c_named;
 DROP DOMAIN ks_ci_text;
 DROP COLLATION ks_ci;
+
+-- a call site that outlives an ALTER TYPE (a PL/pgSQL expression keeps its
+-- own for the transaction) sets its key type up again: a refusal, not a
+-- stale hash
+CREATE TYPE ks_late AS (x int);
+CREATE TABLE ks_late_filter AS
+SELECT bloom_agg(ROW(g)::ks_late) AS f, qfilter_agg(ROW(g)::ks_late) AS q FROM generate_series(1, 10) g;
+CREATE FUNCTION ks_probe_alter_probe() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE
+	f bloom;
+	q qfilter;
+	found_before boolean;
+BEGIN
+	SELECT t.f, t.q INTO f, q FROM ks_late_filter t;
+	found_before := bloom_contains(f, ROW(3)::ks_late) AND qfilter_contains(q, ROW(3)::ks_late);
+	FOR i IN 1..2 LOOP
+		IF i = 2 THEN
+			ALTER TYPE ks_late ADD ATTRIBUTE y int;
+		END IF;
+		BEGIN
+			IF NOT bloom_contains(f, ROW(3)::ks_late) THEN
+				RETURN 'bloom answered absent after ALTER TYPE';
+			END IF;
+		EXCEPTION WHEN datatype_mismatch THEN
+			RAISE NOTICE 'bloom refused in round %', i;
+		END;
+		BEGIN
+			IF NOT qfilter_contains(q, ROW(3)::ks_late) THEN
+				RETURN 'qfilter answered absent after ALTER TYPE';
+			END IF;
+		EXCEPTION WHEN datatype_mismatch THEN
+			RAISE NOTICE 'qfilter refused in round %', i;
+		END;
+	END LOOP;
+	RETURN format('found before: %s', found_before);
+END
+$$;
+SELECT ks_probe_alter_probe();
+DROP FUNCTION ks_probe_alter_probe();
+DROP TABLE ks_late_filter;
+DROP TYPE ks_late;
