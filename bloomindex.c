@@ -1848,7 +1848,7 @@ CheckKeyTypeUnchanged(const char *index_name, const BfHeader *header, const KeyT
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
-						index_name, format_type_be(column->typid)),
+						index_name, format_type_be_qualified(column->typid)),
 				 errdetail("The type has been altered since (its attributes or its name), and its values hash differently now."),
 				 errhint("Rebuild the index with REINDEX INDEX CONCURRENTLY.")));
 }
