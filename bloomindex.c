@@ -1841,14 +1841,14 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
  * The key tag records the type's shape (keykind.c).
  */
 static void
-CheckKeyTypeUnchanged(const char *index_name, const BfHeader *header, const KeyType *column)
+CheckKeyTypeUnchanged(Oid indexoid, const BfHeader *header, const KeyType *column)
 {
 	if (header->key_kind == BF_KIND_OTHER && column->kind == BF_KIND_OTHER &&
 		header->key_tag != column->tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
-						index_name, format_type_be_qualified(column->typid)),
+						get_rel_name(indexoid), format_type_be_qualified(column->typid)),
 				 errdetail("The type has been altered since (its attributes or its name), and its values hash differently now."),
 				 errhint("Rebuild the index with REINDEX INDEX CONCURRENTLY.")));
 }
@@ -1865,14 +1865,14 @@ IndexMayHold(Oid indexoid, uint64 view, const KeyType *column, const KeyType *ke
 
 	if (copy != NULL && copy->bloom != NULL)
 	{
-		CheckKeyTypeUnchanged(get_rel_name(indexoid), &copy->header, column);
+		CheckKeyTypeUnchanged(indexoid, &copy->header, column);
 		CheckKeyKind(&copy->header, key);
 		hash = KeyHash(key, value, copy->header.seed, copy->header.version);
 		return bf_filter_test(BloomData(copy->bloom), &copy->header, hash);
 	}
 	index = OpenCheckedIndex(indexoid);
 	ReadMeta(index, &layout);
-	CheckKeyTypeUnchanged(RelationGetRelationName(index), &layout.header, column);
+	CheckKeyTypeUnchanged(indexoid, &layout.header, column);
 	CheckKeyKind(&layout.header, key);
 	hash = KeyHash(key, value, layout.header.seed, layout.header.version);
 	CopyIfWorthIt(copy, index, &layout);
@@ -2121,7 +2121,7 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	BloomReadHeader(bloom, &state->header);
 	state->value = BloomData(bloom);
 	state->key = IndexKeyType(index, &key, CurrentMemoryContext);
-	CheckKeyTypeUnchanged(RelationGetRelationName(index), &state->header, state->key);
+	CheckKeyTypeUnchanged(RelationGetRelid(index), &state->header, state->key);
 	/* an MVCC scan: the build scan must not expect every row not yet dead */
 	indexInfo = BuildIndexInfo(index);
 	indexInfo->ii_Concurrent = true;

@@ -548,32 +548,46 @@ ChainCanGrow(Bloom *bloom, const BfHeader *header)
  * checked before its bits are; and within a statement the bits are looked
  * at again only after the count has grown by a tenth.
  */
+bool
+OverfillCheckDue(OverfillThrottle *throttle, uint64 count)
+{
+	TimestampTz statement = GetCurrentStatementStartTimestamp();
+
+	if (throttle->warned_statement == statement ||
+		(throttle->checked_statement == statement &&
+		 count < throttle->checked_count + throttle->checked_count / 10))
+		return false;
+	throttle->checked_statement = statement;
+	throttle->checked_count = count;
+	return true;
+}
+
+void
+OverfillWarned(OverfillThrottle *throttle)
+{
+	throttle->warned_statement = GetCurrentStatementStartTimestamp();
+}
+
 void
 WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 {
-	static TimestampTz warned_statement = 0;
-	static TimestampTz checked_statement = 0;
-	static uint64 checked_inserted = 0;
-	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	static OverfillThrottle throttle;
 	BfSegment	full;
 	double		load;
 	double		rate;
 
-	if (!SegmentOverCapacity(bloom, header, &full) || warned_statement == statement)
+	if (!SegmentOverCapacity(bloom, header, &full))
 		return;
 	load = (double) full.inserted / full.nblocks;
 	if (!bf_is_chain(header) && load < COUNT_BOUND_MAX_LOAD &&
 		bf_blocked_fpr(load, header->k) <= OVERFILL_RATE_FACTOR * header->fpr)
 		return;
-	if (checked_statement == statement &&
-		header->inserted < checked_inserted + checked_inserted / 10)
+	if (!OverfillCheckDue(&throttle, header->inserted))
 		return;
-	checked_statement = statement;
-	checked_inserted = header->inserted;
 	rate = BloomEstimatedFpr(bloom, header);
 	if (rate <= OVERFILL_RATE_FACTOR * header->fpr)
 		return;
-	warned_statement = statement;
+	OverfillWarned(&throttle);
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
 			 errmsg("bloom filter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",

@@ -162,4 +162,21 @@ extern BF_HIDDEN Bloom *BloomCombineInto(Bloom *dst, Bloom *src, bool is_union,
 #define OVERFILL_RATE_FACTOR 2.0
 extern BF_HIDDEN void WarnIfOverfilled(Bloom *bloom, const BfHeader *header);
 
+/*
+ * The once-per-statement bookkeeping of an overfill warning, one per kind
+ * of filter (bloom's above, qfilter's): OverfillCheckDue says whether to
+ * measure the rate now (not after this statement warned, and again within
+ * it only once the count grew by a tenth) and records that it did;
+ * OverfillWarned records the warning.
+ */
+typedef struct OverfillThrottle
+{
+	int64		warned_statement;	/* statement start timestamps */
+	int64		checked_statement;
+	uint64		checked_count;
+} OverfillThrottle;
+
+extern BF_HIDDEN bool OverfillCheckDue(OverfillThrottle *throttle, uint64 count);
+extern BF_HIDDEN void OverfillWarned(OverfillThrottle *throttle);
+
 #endif							/* BF_BLOOMVALUE_H */

@@ -13,7 +13,6 @@
 
 #include "access/detoast.h"
 #include "access/htup_details.h"
-#include "access/xact.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -21,7 +20,6 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/timestamp.h"
 
 #include "probecache.h"
 #include "qfiltervalue.h"
@@ -126,24 +124,18 @@ QFilterSize(int64 capacity, double fpr, QfHeader *header)
 static void
 QFilterWarnIfOverfilled(QFilter *filter, const QfHeader *header)
 {
-	static TimestampTz warned_statement = 0;
-	static TimestampTz checked_statement = 0;
-	static uint64 checked_count = 0;
-	TimestampTz statement = GetCurrentStatementStartTimestamp();
+	static OverfillThrottle throttle;
 	double		limit = OVERFILL_RATE_FACTOR * header->fpr;
 	double		rate;
 
-	if (header->count <= header->capacity || warned_statement == statement ||
-		qf_estimated_fpr(header, header->count) <= limit)
+	if (header->count <= header->capacity ||
+		qf_estimated_fpr(header, header->count) <= limit ||
+		!OverfillCheckDue(&throttle, header->count))
 		return;
-	if (checked_statement == statement && header->count < checked_count + checked_count / 10)
-		return;
-	checked_statement = statement;
-	checked_count = header->count;
 	rate = qf_estimated_fpr(header, qf_distinct(QFilterData(filter), header));
 	if (rate <= limit)
 		return;
-	warned_statement = statement;
+	OverfillWarned(&throttle);
 	ereport(WARNING,
 			(errcode(ERRCODE_WARNING),
 			 errmsg("qfilter is overfilled: its false-positive rate is %.3g, %.1f times its target of %g",
