@@ -10,7 +10,7 @@ OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 DATA = bloomfilter--1.0.sql
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter bloomindex bloomindex_edges spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter bloomindex bloomindex_edges spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * hashspill.c
- *	  Temporary files for the hashes of a self-sizing bloom_agg state that
- *	  outgrow its memory budget: the budget, partitions by top bits, the
- *	  count of distinct hashes partition by partition, and reading them
- *	  back in order.
+ *	  Temporary files for the 64-bit items of an aggregate state that
+ *	  outgrow its memory budget (the hashes of a self-sizing bloom_agg, the
+ *	  hashes or fingerprints of a qfilter_agg): the budget, partitions by
+ *	  top bits, the count of distinct items or the sorted multiset of all,
+ *	  settled partition by partition, and reading them back in order.
  *
  * Why the hashes can wait on disk
  * -------------------------------
@@ -27,6 +28,17 @@
  * Every split consumes bits, and hashes sharing all 64 are one value, so
  * splitting ends.  (This is hashed aggregation's own scheme, nodeAgg.c,
  * with hashes for tuples.)
+ *
+ * Sorting, for qfilter_agg
+ * ------------------------
+ * A qfilter is built from its fingerprints in increasing order, every copy
+ * kept, and a fingerprint only grows with its hash.  Partitions by top bits
+ * are already in that order among themselves, so sorting is settling each
+ * in turn: one that fits in half the buffer is read and sorted (the other
+ * half is the sort's scratch), a larger one is split by the bits after the
+ * prefix all its items share (known from the smallest and largest written
+ * to it), so every split makes progress whatever the items are; one whose
+ * items are all equal is written out as often as it holds them, unread.
  *
  * Counting leaves the distinct hashes on one more tape, in the order of
  * their top bits, which is the order of the filter's blocks (bf_block_of):
@@ -72,8 +84,11 @@
 #include "nodes/execnodes.h"
 #include "utils/logtape.h"
 
+#include "port/pg_bitutils.h"
+
 #include "hashbuf.h"
 #include "hashspill.h"
+#include "qfilter.h"
 
 /* The widest split: 1024 partitions, as many as hashed aggregation makes. */
 #define SPILL_MAX_BITS 10
@@ -93,6 +108,14 @@
 /* Fewest hashes a state holds in memory, whatever its budget. */
 #define MIN_BUFFER_HASHES 1024
 
+/* What was written on a partition's tape: how many hashes, their range. */
+typedef struct PartStats
+{
+	uint64		written;		/* duplicates included */
+	uint64		min;
+	uint64		max;
+} PartStats;
+
 struct HashSpill
 {
 	MemoryContext context;		/* of the tapes and all else here */
@@ -100,17 +123,17 @@ struct HashSpill
 	int			split_bits;		/* a split makes 2^split_bits partitions */
 	uint64	   *staging;		/* STAGE_HASHES per partition of a split */
 	LogicalTape **partitions;	/* by top split_bits bits; NULL until written */
-	uint64	   *written;		/* hashes on each, duplicates included */
-	bool		read_raw;		/* partitions were read back, uncounted */
+	PartStats  *stats;			/* of each partition */
+	bool		read_raw;		/* partitions were read back, unsettled */
 
-	/* HashSpillCount's result: the distinct hashes, in order */
-	bool		counted;
-	LogicalTape *distinct;
-	uint64		ndistinct;
+	/* HashSpillCount's or HashSpillSort's result, in order */
+	bool		settled;
+	LogicalTape *result;
+	uint64		nresult;
 
 	/* reading back */
-	int			reading;		/* partition being read, before counting */
-	uint64		unread;			/* hashes left on it, or on "distinct" */
+	int			reading;		/* partition being read, before settling */
+	uint64		unread;			/* hashes left on it, or on "result" */
 };
 
 Size
@@ -172,8 +195,24 @@ ReadHashes(LogicalTape *tape, uint64 *hashes, Size n)
 	if (bytes != n * sizeof(uint64))
 		ereport(ERROR,
 				(errcode_for_file_access(),
-				 errmsg("could not read from bloom_agg temporary file: read only %zu of %zu bytes",
+				 errmsg("could not read from an aggregate's temporary file: read only %zu of %zu bytes",
 						bytes, n * sizeof(uint64))));
+}
+
+/* The statistics of 2^bits partitions not written yet, in context. */
+static PartStats *
+NewPartStats(MemoryContext context, int bits)
+{
+	Size		nparts = (Size) 1 << bits;
+	PartStats  *stats = MemoryContextAlloc(context, sizeof(PartStats) * nparts);
+
+	for (Size p = 0; p < nparts; p++)
+	{
+		stats[p].written = 0;
+		stats[p].min = PG_UINT64_MAX;
+		stats[p].max = 0;
+	}
+	return stats;
 }
 
 /*
@@ -182,7 +221,7 @@ ReadHashes(LogicalTape *tape, uint64 *hashes, Size n)
  * through the staging arrays, which are empty again on return.
  */
 static void
-WriteSplit(HashSpill *spill, LogicalTape **tapes, uint64 *written,
+WriteSplit(HashSpill *spill, LogicalTape **tapes, PartStats *stats,
 		   int shift, int bits, const uint64 *hashes, Size n)
 {
 	int			staged[1 << SPILL_MAX_BITS];
@@ -195,13 +234,15 @@ WriteSplit(HashSpill *spill, LogicalTape **tapes, uint64 *written,
 		uint64		part = PartitionOf(hashes[i], shift, bits);
 		uint64	   *stage = spill->staging + part * STAGE_HASHES;
 
+		stats[part].min = Min(stats[part].min, hashes[i]);
+		stats[part].max = Max(stats[part].max, hashes[i]);
 		stage[staged[part]++] = hashes[i];
 		if (staged[part] < STAGE_HASHES)
 			continue;
 		if (tapes[part] == NULL)
 			tapes[part] = LogicalTapeCreate(spill->tapes);
 		WriteHashes(tapes[part], stage, STAGE_HASHES);
-		written[part] += STAGE_HASHES;
+		stats[part].written += STAGE_HASHES;
 		staged[part] = 0;
 	}
 	for (uint64 part = 0; part < nparts; part++)
@@ -211,7 +252,7 @@ WriteSplit(HashSpill *spill, LogicalTape **tapes, uint64 *written,
 		if (tapes[part] == NULL)
 			tapes[part] = LogicalTapeCreate(spill->tapes);
 		WriteHashes(tapes[part], spill->staging + part * STAGE_HASHES, staged[part]);
-		written[part] += staged[part];
+		stats[part].written += staged[part];
 	}
 }
 
@@ -236,7 +277,7 @@ HashSpillCreate(FunctionCallInfo fcinfo, MemoryContext context, Size budget)
 	spill->split_bits = SplitBits(budget);
 	nparts = (Size) 1 << spill->split_bits;
 	spill->partitions = MemoryContextAllocZero(context, sizeof(LogicalTape *) * nparts);
-	spill->written = MemoryContextAllocZero(context, sizeof(uint64) * nparts);
+	spill->stats = NewPartStats(context, spill->split_bits);
 	spill->staging = MemoryContextAlloc(context, sizeof(uint64) * STAGE_HASHES * nparts);
 	AggRegisterCallback(fcinfo, CloseFile, PointerGetDatum(spill));
 	return spill;
@@ -248,8 +289,8 @@ HashSpillWrite(HashSpill *spill, const uint64 *hashes, Size n)
 	MemoryContext old;
 
 	/* reading a tape ends its writing */
-	if (spill->counted || spill->read_raw)
-		elog(ERROR, "bloom_agg state spilled hashes after reading them back");
+	if (spill->settled || spill->read_raw)
+		elog(ERROR, "aggregate state spilled hashes after reading them back");
 	if (n == 0)
 		return;
 	old = MemoryContextSwitchTo(spill->context);
@@ -258,7 +299,7 @@ HashSpillWrite(HashSpill *spill, const uint64 *hashes, Size n)
 		PrepareTempTablespaces();	/* honour temp_tablespaces */
 		spill->tapes = LogicalTapeSetCreate(true, NULL, -1);
 	}
-	WriteSplit(spill, spill->partitions, spill->written, 0, spill->split_bits, hashes, n);
+	WriteSplit(spill, spill->partitions, spill->stats, 0, spill->split_bits, hashes, n);
 	MemoryContextSwitchTo(old);
 }
 
@@ -291,7 +332,7 @@ CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
 			   uint64 *buffer, Size room, LogicalTape *out)
 {
 	LogicalTape **parts = NULL;
-	uint64	   *written = NULL;
+	PartStats  *stats = NULL;
 	int			bits = 0;
 	uint64		left = n;
 	Size		held = 0;
@@ -333,9 +374,9 @@ CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
 			Assert(shift < 64);
 			bits = SplitOfPartition(spill, n, shift, room);
 			parts = palloc0(sizeof(LogicalTape *) << bits);
-			written = palloc0(sizeof(uint64) << bits);
+			stats = NewPartStats(CurrentMemoryContext, bits);
 		}
-		WriteSplit(spill, parts, written, shift, bits, buffer, held);
+		WriteSplit(spill, parts, stats, shift, bits, buffer, held);
 		held = 0;
 	}
 	LogicalTapeClose(tape);
@@ -348,49 +389,135 @@ CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
 		return held;
 	}
 
-	WriteSplit(spill, parts, written, shift, bits, buffer, held);
+	WriteSplit(spill, parts, stats, shift, bits, buffer, held);
 	for (uint64 p = 0; p < ((uint64) 1 << bits); p++)
 		if (parts[p] != NULL)
-			distinct += CountPartition(spill, parts[p], written[p], shift + bits,
+			distinct += CountPartition(spill, parts[p], stats[p].written, shift + bits,
 									   buffer, room, out);
 	pfree(parts);
-	pfree(written);
+	pfree(stats);
 	return distinct;
+}
+
+/*
+ * Appends every hash of one partition, which the statistics describe, to
+ * "out" in increasing order (see the file's header), and closes its tape.
+ */
+static void
+SortPartition(HashSpill *spill, LogicalTape *tape, PartStats part,
+			  uint64 *buffer, Size room, LogicalTape *out)
+{
+	LogicalTape **parts;
+	PartStats  *stats;
+	uint64		left = part.written;
+	int			shift;
+	int			bits;
+
+	check_stack_depth();
+	CHECK_FOR_INTERRUPTS();
+	if (part.min == part.max)
+	{
+		/* one value, however many copies: its tape need not be read */
+		LogicalTapeClose(tape);
+		for (Size i = 0; i < Min(room, left); i++)
+			buffer[i] = part.min;
+		while (left > 0)
+		{
+			Size		take = (Size) Min((uint64) room, left);
+
+			WriteHashes(out, buffer, take);
+			left -= take;
+		}
+		return;
+	}
+	LogicalTapeRewindForRead(tape, READ_BUFFER_BYTES);
+	if (left <= room / 2)
+	{
+		ReadHashes(tape, buffer, left);
+		LogicalTapeClose(tape);
+		qf_sort_u64(buffer, buffer + left, left);
+		WriteHashes(out, buffer, left);
+		return;
+	}
+
+	/* min and max differ, so the shared prefix leaves a bit to split by */
+	shift = 63 - pg_leftmost_one_pos64(part.min ^ part.max);
+	bits = SplitOfPartition(spill, part.written, shift, room);
+	parts = palloc0(sizeof(LogicalTape *) << bits);
+	stats = NewPartStats(CurrentMemoryContext, bits);
+	while (left > 0)
+	{
+		Size		take = (Size) Min((uint64) room, left);
+
+		CHECK_FOR_INTERRUPTS();
+		ReadHashes(tape, buffer, take);
+		WriteSplit(spill, parts, stats, shift, bits, buffer, take);
+		left -= take;
+	}
+	LogicalTapeClose(tape);
+	for (uint64 p = 0; p < ((uint64) 1 << bits); p++)
+		if (parts[p] != NULL)
+			SortPartition(spill, parts[p], stats[p], buffer, room, out);
+	pfree(parts);
+	pfree(stats);
+}
+
+/*
+ * Settles every partition in order onto the result tape: its distinct
+ * hashes (CountPartition) or all its hashes sorted (SortPartition).
+ */
+static uint64
+Settle(HashSpill *spill, uint64 *buffer, Size room, bool sort)
+{
+	MemoryContext old;
+	uint64		total = 0;
+
+	if (spill->settled)
+		return spill->nresult;
+	if (spill->read_raw)
+		elog(ERROR, "aggregate state settled after reading its hashes back");
+	spill->settled = true;
+	if (spill->tapes == NULL)
+		return 0;
+	Assert(room >= 2);
+	old = MemoryContextSwitchTo(spill->context);
+	spill->result = LogicalTapeCreate(spill->tapes);
+	for (int p = 0; p < (1 << spill->split_bits); p++)
+	{
+		LogicalTape *tape = spill->partitions[p];
+		PartStats	part = spill->stats[p];
+
+		if (tape == NULL)
+			continue;
+		spill->partitions[p] = NULL;	/* the settling closes it */
+		if (sort)
+		{
+			SortPartition(spill, tape, part, buffer, room, spill->result);
+			total += part.written;
+		}
+		else
+			total += CountPartition(spill, tape, part.written, spill->split_bits,
+									buffer, room, spill->result);
+		spill->stats[p].written = 0;
+	}
+	/* read as often as asked: its blocks are kept */
+	if (total > 0)
+		LogicalTapeFreeze(spill->result, NULL);
+	MemoryContextSwitchTo(old);
+	spill->nresult = total;
+	return total;
 }
 
 uint64
 HashSpillCount(HashSpill *spill, uint64 *buffer, Size room)
 {
-	MemoryContext old;
-	uint64		distinct = 0;
+	return Settle(spill, buffer, room, false);
+}
 
-	if (spill->counted)
-		return spill->ndistinct;
-	if (spill->read_raw)
-		elog(ERROR, "bloom_agg state counted after reading its hashes back");
-	spill->counted = true;
-	if (spill->tapes == NULL)
-		return 0;
-	Assert(room >= 2);
-	old = MemoryContextSwitchTo(spill->context);
-	spill->distinct = LogicalTapeCreate(spill->tapes);
-	for (int p = 0; p < (1 << spill->split_bits); p++)
-	{
-		LogicalTape *tape = spill->partitions[p];
-
-		if (tape == NULL)
-			continue;
-		spill->partitions[p] = NULL;	/* CountPartition closes it */
-		distinct += CountPartition(spill, tape, spill->written[p], spill->split_bits,
-								   buffer, room, spill->distinct);
-		spill->written[p] = 0;
-	}
-	/* read as often as asked: its blocks are kept */
-	if (distinct > 0)
-		LogicalTapeFreeze(spill->distinct, NULL);
-	MemoryContextSwitchTo(old);
-	spill->ndistinct = distinct;
-	return distinct;
+uint64
+HashSpillSort(HashSpill *spill, uint64 *buffer, Size room)
+{
+	return Settle(spill, buffer, room, true);
 }
 
 void
@@ -398,16 +525,16 @@ HashSpillRewind(HashSpill *spill)
 {
 	spill->reading = -1;
 	spill->unread = 0;
-	if (spill->counted)
+	if (spill->settled)
 	{
-		if (spill->ndistinct > 0)
+		if (spill->nresult > 0)
 		{
 			MemoryContext old = MemoryContextSwitchTo(spill->context);
 
-			LogicalTapeRewindForRead(spill->distinct, BLCKSZ);
+			LogicalTapeRewindForRead(spill->result, BLCKSZ);
 			MemoryContextSwitchTo(old);
 		}
-		spill->unread = spill->ndistinct;
+		spill->unread = spill->nresult;
 	}
 	else
 		spill->read_raw = true;
@@ -417,10 +544,10 @@ Size
 HashSpillRead(HashSpill *spill, uint64 *buffer, Size room)
 {
 	MemoryContext old = MemoryContextSwitchTo(spill->context);
-	LogicalTape *tape = spill->distinct;
+	LogicalTape *tape = spill->result;
 	Size		take;
 
-	if (!spill->counted)
+	if (!spill->settled)
 	{
 		/* each partition in turn, read once: its blocks are freed */
 		while (spill->unread == 0)
@@ -439,7 +566,7 @@ HashSpillRead(HashSpill *spill, uint64 *buffer, Size room)
 			if (tape == NULL)
 				continue;
 			LogicalTapeRewindForRead(tape, READ_BUFFER_BYTES);
-			spill->unread = spill->written[spill->reading];
+			spill->unread = spill->stats[spill->reading].written;
 		}
 		tape = spill->partitions[spill->reading];
 	}

@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * hashspill.h
- *	  The temporary file for the hashes of a self-sizing bloom_agg state
- *	  that outgrow its memory budget (hashspill.c): the budget itself,
- *	  writing hashes in partitions by their top bits, counting the distinct
- *	  ones partition by partition, and reading them back in order.
+ *	  The temporary file for the 64-bit hashes of an aggregate state that
+ *	  outgrow its memory budget (hashspill.c): the budget itself, writing
+ *	  hashes in partitions by their top bits, counting the distinct ones
+ *	  (bloom_agg) or sorting them all (qfilter_agg) partition by partition,
+ *	  and reading them back in order.
  *
  * The caller keeps its hashes in memory as long as they fit, and lends its
  * buffer to count them; this file owns the file.
@@ -55,10 +56,17 @@ extern BF_HIDDEN void HashSpillWrite(HashSpill *spill, const uint64 *hashes, Siz
 extern BF_HIDDEN uint64 HashSpillCount(HashSpill *spill, uint64 *buffer, Size room);
 
 /*
+ * The same for a multiset: keeps every hash written, duplicates included,
+ * in increasing order, and returns how many there are.  A spill is
+ * counted or sorted, once.
+ */
+extern BF_HIDDEN uint64 HashSpillSort(HashSpill *spill, uint64 *buffer, Size room);
+
+/*
  * Reads back from the start, up to room hashes per call, 0 at the end:
  * after HashSpillCount the distinct hashes in the order of their top bits,
- * as often as asked; before it, once, the hashes written, duplicates and
- * all.
+ * after HashSpillSort all of them in increasing order, as often as asked;
+ * before either, once, the hashes written, duplicates and all.
  */
 extern BF_HIDDEN void HashSpillRewind(HashSpill *spill);
 extern BF_HIDDEN Size HashSpillRead(HashSpill *spill, uint64 *buffer, Size room);

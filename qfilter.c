@@ -885,10 +885,16 @@ qf_cursor_next(const uint8_t *value, const QfHeader *h, QfCursor *cursor,
  * offsets are set once at the end.  Bulk builds (aggregates, unions,
  * growing) go through here rather than qf_insert.
  */
-typedef QfAppender Appender;
+void
+qf_append_start(QfAppender *app)
+{
+	app->next_free = 0;
+	app->last_home = 0;
+	app->last_slot = -1;
+}
 
-static QfStatus
-append_fingerprint(uint8_t *dst, QfHeader *h, Appender *app, uint64_t fingerprint)
+QfStatus
+qf_append(uint8_t *dst, QfHeader *h, QfAppender *app, uint64_t fingerprint)
 {
 	uint64_t	q = fingerprint >> h->r;
 	uint64_t	slot;
@@ -914,8 +920,8 @@ append_fingerprint(uint8_t *dst, QfHeader *h, Appender *app, uint64_t fingerprin
 	return QF_OK;
 }
 
-static void
-finish_appending(uint8_t *dst, const QfHeader *h, const Appender *app)
+void
+qf_append_finish(uint8_t *dst, const QfHeader *h, const QfAppender *app)
 {
 	if (app->last_slot >= 0)
 	{
@@ -927,18 +933,19 @@ finish_appending(uint8_t *dst, const QfHeader *h, const Appender *app)
 QfStatus
 qf_build_sorted(uint8_t *dst, QfHeader *dst_header, const uint64_t *fingerprints, size_t n)
 {
-	Appender	app = {0, 0, -1};
+	QfAppender	app;
 
 	if (dst_header->count != 0)
 		return QF_ERR_COUNT;
+	qf_append_start(&app);
 	for (size_t i = 0; i < n; i++)
 	{
-		QfStatus	status = append_fingerprint(dst, dst_header, &app, fingerprints[i]);
+		QfStatus	status = qf_append(dst, dst_header, &app, fingerprints[i]);
 
 		if (status != QF_OK)
 			return status;
 	}
-	finish_appending(dst, dst_header, &app);
+	qf_append_finish(dst, dst_header, &app);
 	return QF_OK;
 }
 
@@ -947,7 +954,7 @@ qf_merge_start(QfMerge *m, const uint8_t *a, const QfHeader *a_header,
 			   const uint8_t *b, const QfHeader *b_header, bool clear_dst)
 {
 	memset(m, 0, sizeof(*m));
-	m->app.last_slot = -1;
+	qf_append_start(&m->app);
 	m->phase = clear_dst ? QF_MERGE_CLEAR : QF_MERGE_APPEND;
 	qf_cursor_start(&m->ca);
 	qf_cursor_start(&m->cb);
@@ -987,7 +994,7 @@ qf_merge_step(QfMerge *m, uint8_t *dst, QfHeader *dst_header, const uint8_t *a,
 		while ((m->has_a || m->has_b) && budget-- > 0)
 		{
 			bool		take_a = m->has_a && (!m->has_b || m->fa <= m->fb);
-			QfStatus	status = append_fingerprint(dst, dst_header, &m->app,
+			QfStatus	status = qf_append(dst, dst_header, &m->app,
 												   take_a ? m->fa : m->fb);
 
 			if (status != QF_OK)

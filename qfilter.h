@@ -217,12 +217,10 @@ extern BF_HIDDEN QfStatus qf_merge(uint8_t *dst, QfHeader *dst_header,
 								   const uint8_t *b, const QfHeader *b_header);
 
 /*
- * A merge in steps, for callers that must answer a cancel while a large one
- * runs: qf_merge_start, then qf_merge_step until it reports done, each
- * step doing about budget units of work (a fingerprint, a block, or 64
- * bytes of clearing dst).  With clear_dst, dst is cleared in steps too and
- * need not be initialised; its header is written once it is.  On an error
- * status (QF_ERR_FULL: grow dst) start again.
+ * The same build as a stream, for fingerprints that come in pieces (from a
+ * temporary file): qf_append_start, qf_append for each fingerprint in
+ * increasing order into an empty dst, qf_append_finish.  QF_ERR_FULL:
+ * grow dst and start again.
  */
 typedef struct QfAppender
 {
@@ -230,6 +228,21 @@ typedef struct QfAppender
 	uint64_t	last_home;
 	int64_t		last_slot;		/* -1 before the first fingerprint */
 } QfAppender;
+
+extern BF_HIDDEN void qf_append_start(QfAppender *app);
+extern BF_HIDDEN QfStatus qf_append(uint8_t *dst, QfHeader *dst_header, QfAppender *app,
+									uint64_t fingerprint);
+extern BF_HIDDEN void qf_append_finish(uint8_t *dst, const QfHeader *dst_header,
+									   const QfAppender *app);
+
+/*
+ * A merge in steps, for callers that must answer a cancel while a large one
+ * runs: qf_merge_start, then qf_merge_step until it reports done, each
+ * step doing about budget units of work (a fingerprint, a block, or 64
+ * bytes of clearing dst).  With clear_dst, dst is cleared in steps too and
+ * need not be initialised; its header is written once it is.  On an error
+ * status (QF_ERR_FULL: grow dst) start again.
+ */
 
 typedef enum QfMergePhase
 {

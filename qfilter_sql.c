@@ -26,6 +26,9 @@
 
 #define QFILTER_TEXT_PREFIX "qfilter:"
 
+/* Fingerprints a build takes from an array at once, between cancels. */
+#define QF_BUILD_CHUNK 8192
+
 /* ---------------------------------------------------------------------
  * Value helpers
  * ---------------------------------------------------------------------
@@ -278,8 +281,30 @@ QFilterInsert(QFilter *filter, QfHeader *header, uint64 fingerprint)
 	}
 }
 
+/* Appends every fingerprint of source to the empty filter of header. */
+static QfStatus
+AppendFromSource(QFilter *filter, QfHeader *header, const QfSortedSource *source)
+{
+	QfAppender	app;
+	QfStatus	status = QF_OK;
+	const uint64 *piece;
+	Size		n;
+
+	qf_append_start(&app);
+	source->restart(source->arg);
+	while (status == QF_OK && (n = source->next(source->arg, &piece)) > 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (Size i = 0; i < n && status == QF_OK; i++)
+			status = qf_append(QFilterData(filter), header, &app, piece[i]);
+	}
+	if (status == QF_OK)
+		qf_append_finish(QFilterData(filter), header, &app);
+	return status;
+}
+
 QFilter *
-QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints, size_t n)
+QFilterBuildFrom(const QfHeader *params, uint64 n, const QfSortedSource *source)
 {
 	QfHeader	header;
 	QfStatus	status = qf_header_for_count(params, n, &header);
@@ -298,7 +323,7 @@ QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints, size_t n)
 
 		CHECK_FOR_INTERRUPTS();
 		filter = QFilterAlloc(&header);
-		status = qf_build_sorted(QFilterData(filter), &header, fingerprints, n);
+		status = AppendFromSource(filter, &header, source);
 		if (status == QF_OK)
 			break;
 		if (status != QF_ERR_FULL)
@@ -313,8 +338,45 @@ QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints, size_t n)
 		}
 		header = grown;
 	}
+	if (header.count != n)
+		elog(ERROR, "qfilter build got " UINT64_FORMAT " fingerprints of " UINT64_FORMAT,
+			 header.count, n);
 	QFilterWriteHeader(filter, &header);
 	return filter;
+}
+
+/* An array as a QfSortedSource. */
+typedef struct ArraySource
+{
+	const uint64 *fingerprints;
+	size_t		n;
+	size_t		next;
+} ArraySource;
+
+static Size
+NextOfArray(void *arg, const uint64 **piece)
+{
+	ArraySource *array = arg;
+	Size		take = Min(QF_BUILD_CHUNK, array->n - array->next);
+
+	*piece = array->fingerprints + array->next;
+	array->next += take;
+	return take;
+}
+
+static void
+RestartArray(void *arg)
+{
+	((ArraySource *) arg)->next = 0;
+}
+
+QFilter *
+QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints, size_t n)
+{
+	ArraySource array = {fingerprints, n, 0};
+	QfSortedSource source = {NextOfArray, RestartArray, &array};
+
+	return QFilterBuildFrom(params, n, &source);
 }
 
 /* A validated copy of bytes from outside, or NULL after a soft error. */

@@ -55,14 +55,31 @@ extern BF_HIDDEN uint64 QFilterKeyHash(const QfHeader *header, const KeyType *ke
 /*
  * Inserts one fingerprint; a full filter grows into a new palloc'd value,
  * which is returned (the old one is freed if it was not the caller's).
- * Past twice the capacity: ERROR 54000.
+ * ERROR 54000 once it cannot grow.
  */
 extern BF_HIDDEN QFilter *QFilterInsert(QFilter *filter, QfHeader *header, uint64 fingerprint);
 
 /*
- * A filter with header's parameters holding the sorted fingerprints (the
- * aggregates' final step), sized for their number.
+ * Fingerprints in increasing order, read in pieces: next points *piece at
+ * the next ones and returns how many, 0 at the end; restart goes back to
+ * the first (a build that outgrew its filter starts again).
  */
+typedef struct QfSortedSource
+{
+	Size		(*next) (void *arg, const uint64 **piece);
+	void		(*restart) (void *arg);
+	void	   *arg;
+} QfSortedSource;
+
+/*
+ * A filter with params's parameters holding the n fingerprints of source
+ * (the aggregates' final step), sized for their number.  It answers a
+ * cancel between pieces.
+ */
+extern BF_HIDDEN QFilter *QFilterBuildFrom(const QfHeader *params, uint64 n,
+										   const QfSortedSource *source);
+
+/* The same from an array of n sorted fingerprints. */
 extern BF_HIDDEN QFilter *QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints,
 											 size_t n);
 

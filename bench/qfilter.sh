@@ -38,6 +38,7 @@ define_qfilter_queries() {
 	local probe="SELECT count(*) FROM requests r WHERE"
 	QUERY[qf_probe_small]="$probe qfilter_contains((SELECT f FROM qfilters WHERE name = 'small'), r.user_id)"
 	QUERY[qf_agg]="SELECT pg_column_size(qfilter_agg(id)) FROM t"
+	QUERY[qf_agg_spill]=${QUERY[qf_agg]}
 	QUERY[qf_remove_all]="SELECT (qfilter_info(qfilter_remove_all(f, ARRAY(SELECT g::bigint FROM generate_series(1, $REMOVE_KEYS) g)))).count FROM qfilters WHERE name = 'remove'"
 	QUERY[qf_add_all]="SELECT pg_column_size(qfilter_add_all(f, ARRAY(SELECT g::bigint FROM generate_series(1, $REMOVE_KEYS) g))) FROM qfilters WHERE name = 'remove'"
 }
@@ -52,8 +53,10 @@ space() {
 
 aggregate_and_probe() {
 	SETTINGS[qf_agg]=$AGG_WORK_MEM
-	measure "$RUNS" agg_bloom qf_agg base probe_small qf_probe_small
+	SETTINGS[qf_agg_spill]="SET work_mem = '4MB';"
+	measure "$RUNS" agg_bloom qf_agg base probe_small qf_probe_small qf_agg_spill
 	paired_row 17 "qfilter_agg(id)" qf_agg ms "bloom_agg(id)" agg_bloom "<= 2"
+	paired_row 25 "qfilter_agg(id) spilling at work_mem 4MB" qf_agg_spill ms "in work_mem" qf_agg ""
 	paired_row 17 "qfilter probe scan, 300k keys (table)" qf_probe_small ms "bloom probe scan, same keys" probe_small "<= 1.5"
 	paired_row 17 "qfilter probe scan, 300k keys (table)" qf_probe_small ms "scan with user_id <> 0" base ""
 }

@@ -7,9 +7,9 @@
 # at most MEMORY_SLACK_KB: a leak of one byte per call into memory that
 # lives for the whole query would add 9 MB.
 #
-# Then the bound of a self-sizing bloom_agg that spills its hashes to disk:
-# its peak over a baseline's, the same way, against work_mem + its filter
-# (check_spill_memory).
+# Then the bound of a self-sizing bloom_agg and a qfilter_agg that spill
+# their hashes to disk: the peak over a baseline's, the same way, against
+# work_mem + the filter (check_spill_memory).
 
 MEMORY_PORT=5513
 MEMORY_SLACK_KB=4096
@@ -141,9 +141,9 @@ compare_memory() {
 # whole 2 MB huge pages where the kernel backs a large buffer with them,
 # and freed memory that malloc keeps.  Keeping every hash, as bloom_agg did
 # before it spilled, takes 8 bytes a row and twice that to de-duplicate:
-# over 300 MB here.  A serial plan: each process of a parallel one is
-# bounded alike, but a worker's distinct hashes travel to the leader in one
-# message, which is memory.
+# over 300 MB here; qfilter_agg kept 8 bytes a row and sorted a copy.  A
+# serial plan: each process of a parallel one is bounded alike, but a
+# worker's hashes travel to the leader in one message, which is memory.
 SPILL_ROWS=20000000
 SPILL_WORK_MEM_KB=4096
 SPILL_SLACK_KB=4096
@@ -155,24 +155,27 @@ spill_result_ok() {
 	is_int "$bytes" && int_eq "$inserted" "$SPILL_ROWS"
 }
 
+# check_spill_memory <cluster> <aggregate> <count expression>: the
+# aggregate (bloom_agg or qfilter_agg) of the rows' i as f, and the
+# expression of f that says how many values it holds.
 check_spill_memory() {
-	local name=$1 rows="(SELECT generate_series(1, $SPILL_ROWS) AS i) s"
+	local name=$1 agg=$2 counted=$3 rows="(SELECT generate_series(1, $SPILL_ROWS) AS i) s"
 	local settings="SET work_mem = '${SPILL_WORK_MEM_KB}kB'; SET max_parallel_workers_per_gather = 0;"
 	local base_peak filter_kb="?" limit="?" growth="?" started
 	measure_query "$name" "$settings SELECT count(i) + 0 * pg_column_size(bloom_empty(1)) FROM $rows;"
 	base_peak=$MEASURED_PEAK_KB
 	echo "# count() of $SPILL_ROWS rows: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}"
 	started=$SECONDS
-	measure_query "$name" "$settings SELECT pg_column_size(f) || ' ' || (bloom_info(f)).inserted FROM (SELECT bloom_agg(i) AS f FROM $rows) t;"
-	echo "# bloom_agg of $SPILL_ROWS distinct values: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}, $((SECONDS - started)) s"
-	check "memory: bloom_agg of $SPILL_ROWS distinct values: result '$MEASURED_RESULT' (filter bytes, inserted)" \
+	measure_query "$name" "$settings SELECT pg_column_size(f) || ' ' || $counted FROM (SELECT $agg(i) AS f FROM $rows) t;"
+	echo "# $agg of $SPILL_ROWS distinct values: VmHWM ${MEASURED_HWM_KB:-?} kB, largest VmRSS sample ${MEASURED_RSS_MAX_KB:-?} kB of ${MEASURED_SAMPLES:-?}, $((SECONDS - started)) s"
+	check "memory: $agg of $SPILL_ROWS distinct values: result '$MEASURED_RESULT' (filter bytes, values held)" \
 		spill_result_ok "$MEASURED_RESULT"
 	if spill_result_ok "$MEASURED_RESULT" && is_int "$base_peak" && is_int "$MEASURED_PEAK_KB"; then
 		filter_kb=$(((${MEASURED_RESULT%% *} + 1023) / 1024))
 		limit=$((SPILL_WORK_MEM_KB + filter_kb + SPILL_SLACK_KB))
 		growth=$((MEASURED_PEAK_KB - base_peak))
 	fi
-	check "memory: bloom_agg of $SPILL_ROWS distinct values at work_mem = ${SPILL_WORK_MEM_KB}kB: backend peak RSS ${MEASURED_PEAK_KB:-?} kB vs ${base_peak:-?} kB for count() (growth $growth kB, limit $limit kB = work_mem + filter $filter_kb kB + slack $SPILL_SLACK_KB kB)" \
+	check "memory: $agg of $SPILL_ROWS distinct values at work_mem = ${SPILL_WORK_MEM_KB}kB: backend peak RSS ${MEASURED_PEAK_KB:-?} kB vs ${base_peak:-?} kB for count() (growth $growth kB, limit $limit kB = work_mem + filter $filter_kb kB + slack $SPILL_SLACK_KB kB)" \
 		int_le "$growth" "$limit"
 }
 
@@ -214,7 +217,8 @@ run_memory() {
 	compare_memory "$name" "PL/pgSQL loop f := bloom_add(f, i)" \
 		"SELECT stress_plpgsql_adds(:N);" \
 		20000 200000 count_result_ok
-	check_spill_memory "$name"
+	check_spill_memory "$name" bloom_agg "(bloom_info(f)).inserted"
+	check_spill_memory "$name" qfilter_agg "(qfilter_info(f)).count"
 	drop_cluster "$name"
 	echo "# part 3 took $((SECONDS - started)) s"
 }
