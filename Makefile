@@ -7,7 +7,13 @@ MODULE_big = bloomfilter
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
 	bloom_agg.o bloom_setagg.o bloom_growagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o
-DATA = bloomfilter--1.0.sql
+# The current version's install script is built from bloomfilter.sql; the
+# released versions' install scripts and the upgrade scripts between them
+# are shipped as released (test/upgrade runs the chain).
+source_dir := $(dir $(lastword $(MAKEFILE_LIST)))
+EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(source_dir)bloomfilter.control)
+DATA_built = bloomfilter--$(EXTVERSION).sql
+DATA = $(source_dir)bloomfilter--1.0.sql $(wildcard $(source_dir)bloomfilter--*--*.sql)
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
 REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter bloomindex bloomindex_edges spill qfilter_spill errors security
@@ -30,6 +36,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 SHLIB_LINK += -lm
+
+bloomfilter--$(EXTVERSION).sql: bloomfilter.sql
+	cp $< $@
 
 # Soft input errors (pg_input_is_valid) exist from PostgreSQL 16 on; on 15
 # that test would only show that the functions are missing.

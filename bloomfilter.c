@@ -2,7 +2,7 @@
  *
  * bloomfilter.c
  *	  The SQL entry points of the bloom type, in the order of
- *	  bloomfilter--1.0.sql: type I/O and casts, comparison, construction,
+ *	  bloomfilter.sql: type I/O and casts, comparison, construction,
  *	  adding and probing, the batch forms, union and intersection,
  *	  inspection, and the btree/hash support functions.  Also the module's
  *	  _PG_init.

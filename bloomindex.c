@@ -61,6 +61,7 @@
 #include "catalog/pg_inherits.h"
 #include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
+#include "pgstat.h"
 #include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/memutils.h"
@@ -1702,6 +1703,7 @@ typedef struct ProbeSite
 	CommandId	command;		/* this command of it, */
 	uint64		invalidations;	/* and with no catalog change since */
 	List	   *leaves;			/* in fn_mcxt */
+	PgStat_TableStatus **leaf_stats;	/* each leaf's pending statistics */
 	KeyType		arg;			/* the argument's type */
 	KeyType		column;			/* the index key's type */
 	ArgConversion conversion;
@@ -1800,6 +1802,51 @@ ProbeSiteIsCurrent(const ProbeSite *site, Oid indexoid)
 }
 
 /*
+ * The pending statistics of each leaf, where probes count as scans; NULL
+ * where statistics are not collected.  The entries live until the
+ * statistics are reported, which happens between transactions only, so a
+ * site, which lasts one command, may keep pointers to them.
+ */
+static PgStat_TableStatus **
+LeafStatistics(List *leaves, MemoryContext mcxt)
+{
+	PgStat_TableStatus **stats = MemoryContextAllocZero(mcxt, sizeof(PgStat_TableStatus *) *
+														Max(list_length(leaves), 1));
+	int			i = 0;
+	ListCell   *cell;
+
+	foreach(cell, leaves)
+	{
+		Relation	leaf = index_open(lfirst_oid(cell), NoLock);
+
+		if (pgstat_should_count_relation(leaf))
+			stats[i] = leaf->pgstat_info;
+		index_close(leaf, NoLock);
+		i++;
+	}
+	return stats;
+}
+
+/*
+ * A probe of a leaf counts as one scan of it in pg_stat_user_indexes, and
+ * a "maybe present" as one entry read (idx_tup_read), as a btree lookup
+ * that finds the key would.  No heap row is fetched.
+ */
+static inline void
+CountProbe(PgStat_TableStatus *stats, bool present)
+{
+	if (stats == NULL)
+		return;
+#if PG_VERSION_NUM >= 160000
+	stats->counts.numscans++;
+	stats->counts.tuples_returned += present;
+#else
+	stats->t_counts.t_numscans++;
+	stats->t_counts.t_tuples_returned += present;
+#endif
+}
+
+/*
  * Checks the caller's rights and the index's state, and lists the indexes
  * that answer; the locks taken stay to the end of the transaction.
  */
@@ -1826,6 +1873,9 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 	MemoryContextSwitchTo(old);
 	list_free(site->leaves);
 	site->leaves = leaves;
+	if (site->leaf_stats != NULL)
+		pfree(site->leaf_stats);
+	site->leaf_stats = LeafStatistics(leaves, fcinfo->flinfo->fn_mcxt);
 	index_close(index, NoLock);
 	site->user = GetUserId();
 	site->transaction = ended_transactions;
@@ -1905,7 +1955,10 @@ bloom_index_contains(PG_FUNCTION_ARGS)
 	value = ArgAsKey(site, PG_GETARG_DATUM(1), &key);
 	foreach(cell, site->leaves)
 	{
-		if (IndexMayHold(lfirst_oid(cell), view, &site->column, key, value))
+		bool		present = IndexMayHold(lfirst_oid(cell), view, &site->column, key, value);
+
+		CountProbe(site->leaf_stats[foreach_current_index(cell)], present);
+		if (present)
 			PG_RETURN_BOOL(true);
 	}
 	PG_RETURN_BOOL(false);

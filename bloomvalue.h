@@ -50,7 +50,7 @@ BloomDataLen(const Bloom *bloom)
 
 /*
  * The false-positive rate of bloom_agg(value), and the default of
- * bloom_empty's fpr argument in bloomfilter--1.0.sql.
+ * bloom_empty's fpr argument in bloomfilter.sql.
  */
 #define BLOOM_DEFAULT_FPR 0.01
 

@@ -52,10 +52,10 @@ fi
 
 # The package suite reinstalls the extension from a .deb and back: keep it last.
 if [ -n "$quick" ]; then
-	SUITES=${SUITES-docs property stats}
+	SUITES=${SUITES-docs property stats upgrade}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property stats docs fdw stress dump client package}
+	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress dump client package}
 	REGRESS_LARGE=large
 fi
 

@@ -240,7 +240,30 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
-DROP TABLE be_users, be_rows, be_events, be_events_1, be_days, be_empty, be_big;
+-- probes count as scans of the index in pg_stat_user_indexes, so that an
+-- "unused indexes" query does not propose dropping a guard: each probe of
+-- a leaf is a scan, each "maybe present" an entry read, no heap fetch; a
+-- partitioned index's probes count on its partitions' indexes, asked in
+-- turn until one may hold the key
+CREATE TABLE be_counted (k int);
+INSERT INTO be_counted SELECT generate_series(1, 1000);
+CREATE INDEX be_counted_guard ON be_counted USING bloomfilter (k);
+CREATE TABLE be_counted_parts (k int) PARTITION BY RANGE (k);
+CREATE TABLE be_counted_low PARTITION OF be_counted_parts FOR VALUES FROM (0) TO (500);
+CREATE TABLE be_counted_high PARTITION OF be_counted_parts FOR VALUES FROM (500) TO (5000);
+INSERT INTO be_counted_parts SELECT generate_series(1, 1000);
+CREATE INDEX be_counted_parts_guard ON be_counted_parts USING bloomfilter (k);
+SELECT count(*) FILTER (WHERE bloom_index_contains('be_counted_guard', g)) AS found,
+       count(*) FILTER (WHERE bloom_index_contains('be_counted_parts_guard', g)) AS found_in_parts
+FROM generate_series(1, 2000) g;
+SELECT pg_stat_force_next_flush();
+SELECT indexrelname, idx_scan, idx_tup_read BETWEEN 1000 AND 1010 AS read_the_hits, idx_tup_fetch
+FROM pg_stat_user_indexes WHERE indexrelname = 'be_counted_guard';
+SELECT indexrelname, idx_scan BETWEEN 1499 AND 2000 AS scanned, idx_tup_read BETWEEN 499 AND 510 AS read_its_hits
+FROM pg_stat_user_indexes WHERE relname IN ('be_counted_low', 'be_counted_high')
+ORDER BY indexrelname;
+
+DROP TABLE be_users, be_rows, be_events, be_events_1, be_days, be_empty, be_big, be_counted, be_counted_parts;
 DROP FUNCTION be_insert_returning();
 DROP ROLE be_reader;
 DROP ROLE be_bypass;

@@ -31,6 +31,7 @@ INSTALLED_FILES=()
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$REPO/test/lib.sh"
+DEFAULT_VERSION=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/bloomfilter.control")
 
 work=""            # temporary directory: the tree's copy, logs, the .deb
 source_dir=""      # the tree's copy, where the package is built
@@ -59,7 +60,7 @@ install_build_tools() {
 	PG_CONFIG=$PGBIN/pg_config
 	extension_dir=$("$PG_CONFIG" --sharedir)/extension
 	LIB_DIR=$("$PG_CONFIG" --pkglibdir)
-	INSTALLED_FILES=("$extension_dir/bloomfilter.control" "$extension_dir/bloomfilter--1.0.sql" "$LIB_DIR/bloomfilter.so")
+	INSTALLED_FILES=("$extension_dir/bloomfilter.control" "$extension_dir/bloomfilter--1.0.sql" "$extension_dir/bloomfilter--$DEFAULT_VERSION.sql" "$extension_dir/bloomfilter--1.0--1.1.sql" "$LIB_DIR/bloomfilter.so")
 }
 
 # Copies the tree without build products: with a VPATH build (what the
@@ -313,8 +314,8 @@ main() {
 		check "autopkgtest debian/tests/client passes on the installed $CLIENT_PACKAGE" \
 			run_client_autopkgtest
 		if check "throwaway cluster started on port $PORT" start_cluster; then
-			check "CREATE EXTENSION bloomfilter from the packaged files" \
-				sql_gives "CREATE EXTENSION bloomfilter; SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'" 1.0
+			check "CREATE EXTENSION bloomfilter from the packaged files, version $DEFAULT_VERSION" \
+				sql_gives "CREATE EXTENSION bloomfilter; SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'" "$DEFAULT_VERSION"
 			check "probe works: bloom_add(bloom_empty(100), 1) @> 1" \
 				sql_gives "SELECT bloom_add(bloom_empty(100), 1) @> 1" t
 			check "throwaway cluster stopped" stop_cluster
