@@ -6,7 +6,7 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o bloom_growagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o
+	bloom_agg.o bloom_setagg.o bloom_growagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o typmod.o
 # The current version's install script is built from bloomfilter.sql; the
 # released versions' install scripts and the upgrade scripts between them
 # are shipped as released (test/upgrade runs the chain).
@@ -16,7 +16,7 @@ DATA_built = bloomfilter--$(EXTVERSION).sql
 DATA = $(source_dir)bloomfilter--1.0.sql $(wildcard $(source_dir)bloomfilter--*--*.sql)
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter bloomindex bloomindex_edges spill qfilter_spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 REGRESS_OPTS = --encoding=UTF8

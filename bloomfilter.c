@@ -29,6 +29,7 @@
 #include "bloomexpanded.h"
 #include "handover.h"
 #include "probecache.h"
+#include "typmod.h"
 
 PG_MODULE_MAGIC;
 
@@ -50,6 +51,29 @@ _PG_init(void)
  * ---------------------------------------------------------------------
  */
 
+/*
+ * The column's type modifier that input functions are called with (a
+ * literal or COPY into a bloom(capacity, fpr) column), -1 for none.
+ */
+static int32
+InputTypmod(FunctionCallInfo fcinfo)
+{
+	return PG_NARGS() >= 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : -1;
+}
+
+/* Whether bloom is a value of type bloom(typmod) (typmod.c). */
+static bool
+BloomFitsTypmod(Bloom *bloom, int32 typmod, Node *escontext)
+{
+	BfHeader	header;
+
+	if (typmod < 0)
+		return true;
+	BloomReadHeader(bloom, &header);
+	return FilterFitsTypmod(typmod, "bloom", header.capacity, header.fpr, header.growth,
+							escontext);
+}
+
 PG_FUNCTION_INFO_V1(bloom_in);
 /* Text input: "bloom:" followed by the base64 of the serialised value. */
 Datum
@@ -65,7 +89,7 @@ bloom_in(PG_FUNCTION_ARGS)
 	bloom = BloomFromBytes(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, fcinfo->context,
 						   "invalid input syntax for type bloom", input);
 	pfree(decoded);
-	if (bloom == NULL)
+	if (bloom == NULL || !BloomFitsTypmod(bloom, InputTypmod(fcinfo), fcinfo->context))
 		PG_RETURN_NULL();
 	PG_RETURN_BLOOM_P(bloom);
 }
@@ -94,6 +118,7 @@ bloom_recv(PG_FUNCTION_ARGS)
 						   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
 						   "invalid external binary representation for type bloom", NULL);
 	buf->cursor = buf->len;
+	BloomFitsTypmod(bloom, InputTypmod(fcinfo), NULL);
 	PG_RETURN_BLOOM_P(bloom);
 }
 
@@ -121,6 +146,37 @@ bloom_from_bytea(PG_FUNCTION_ARGS)
 									   VARSIZE_ANY_EXHDR(raw),
 									   ERRCODE_INVALID_BINARY_REPRESENTATION,
 									   NULL, "invalid bytea value for type bloom", NULL));
+}
+
+PG_FUNCTION_INFO_V1(bloom_typmod_in);
+/* bloom(capacity, fpr[, growth]): parameters bloom_empty accepts. */
+Datum
+bloom_typmod_in(PG_FUNCTION_ARGS)
+{
+	FilterTypmod decoded;
+	int32		typmod = FilterTypmodIn(PG_GETARG_ARRAYTYPE_P(0), "bloom", true, &decoded);
+
+	CheckFilterParameters(decoded.capacity, decoded.fpr, decoded.growth);
+	PG_RETURN_INT32(typmod);
+}
+
+PG_FUNCTION_INFO_V1(bloom_typmod_out);
+Datum
+bloom_typmod_out(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_CSTRING(FilterTypmodOut(PG_GETARG_INT32(0)));
+}
+
+PG_FUNCTION_INFO_V1(bloom_typmod_cast);
+/*
+ * The cast of bloom to bloom(capacity, fpr[, growth]): on assignment to
+ * such a column, and explicit.  The value passes unchanged or not at all.
+ */
+Datum
+bloom_typmod_cast(PG_FUNCTION_ARGS)
+{
+	BloomFitsTypmod(PG_GETARG_BLOOM_P(0), PG_GETARG_INT32(1), NULL);
+	PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 }
 
 /* ---------------------------------------------------------------------

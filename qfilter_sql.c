@@ -23,6 +23,7 @@
 
 #include "probecache.h"
 #include "qfiltervalue.h"
+#include "typmod.h"
 
 #define QFILTER_TEXT_PREFIX "qfilter:"
 
@@ -514,6 +515,25 @@ KeyFingerprint(const QfHeader *header, const KeyType *key, Datum value)
  * ---------------------------------------------------------------------
  */
 
+/* As bloom's (bloomfilter.c): the column's type modifier, -1 for none. */
+static int32
+InputTypmod(FunctionCallInfo fcinfo)
+{
+	return PG_NARGS() >= 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : -1;
+}
+
+/* Whether filter is a value of type qfilter(typmod) (typmod.c). */
+static bool
+QFilterFitsTypmod(QFilter *filter, int32 typmod, Node *escontext)
+{
+	QfHeader	header;
+
+	if (typmod < 0)
+		return true;
+	QFilterReadHeader(filter, &header);
+	return FilterFitsTypmod(typmod, "qfilter", header.capacity, header.fpr, 0, escontext);
+}
+
 PG_FUNCTION_INFO_V1(qfilter_in);
 /* Text input: "qfilter:" followed by the base64 of the serialised value. */
 Datum
@@ -530,7 +550,7 @@ qfilter_in(PG_FUNCTION_ARGS)
 	filter = QFilterFromBytes(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION,
 							  fcinfo->context, "invalid input syntax for type qfilter");
 	pfree(decoded);
-	if (filter == NULL)
+	if (filter == NULL || !QFilterFitsTypmod(filter, InputTypmod(fcinfo), fcinfo->context))
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(filter);
 }
@@ -558,6 +578,7 @@ qfilter_recv(PG_FUNCTION_ARGS)
 							  ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
 							  "invalid external binary representation for type qfilter");
 	buf->cursor = buf->len;
+	QFilterFitsTypmod(filter, InputTypmod(fcinfo), NULL);
 	PG_RETURN_POINTER(filter);
 }
 
@@ -571,6 +592,35 @@ qfilter_from_bytea(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(QFilterFromBytes((const uint8 *) VARDATA_ANY(raw), VARSIZE_ANY_EXHDR(raw),
 									   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
 									   "invalid bytea value for type qfilter"));
+}
+
+PG_FUNCTION_INFO_V1(qfilter_typmod_in);
+/* qfilter(capacity, fpr): parameters qfilter_empty accepts. */
+Datum
+qfilter_typmod_in(PG_FUNCTION_ARGS)
+{
+	FilterTypmod decoded;
+	QfHeader	unused;
+	int32		typmod = FilterTypmodIn(PG_GETARG_ARRAYTYPE_P(0), "qfilter", false, &decoded);
+
+	QFilterSize(decoded.capacity, decoded.fpr, &unused);
+	PG_RETURN_INT32(typmod);
+}
+
+PG_FUNCTION_INFO_V1(qfilter_typmod_out);
+Datum
+qfilter_typmod_out(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_CSTRING(FilterTypmodOut(PG_GETARG_INT32(0)));
+}
+
+PG_FUNCTION_INFO_V1(qfilter_typmod_cast);
+/* The cast of qfilter to qfilter(capacity, fpr), as bloom's. */
+Datum
+qfilter_typmod_cast(PG_FUNCTION_ARGS)
+{
+	QFilterFitsTypmod(PG_GETARG_QFILTER_P(0), PG_GETARG_INT32(1), NULL);
+	PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 }
 
 /* ---------------------------------------------------------------------
