@@ -6,7 +6,7 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o bloom_growagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o typmod.o
+	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o typmod.o
 # The current version's install script is built from bloomfilter.sql; the
 # released versions' install scripts and the upgrade scripts between them
 # are shipped as released (test/upgrade runs the chain).

@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * bloom_agg.c
- *	  bloom_agg in its three forms, with the combine, serialize and
+ *	  bloom_agg in its four forms, with the combine, serialize and
  *	  deserialize functions that parallel plans need.  In sections: the hash buffer's
  *	  memory, what to do with a full buffer, the transition, final and
  *	  combine, serialize and deserialize.  The aggregates over filters
@@ -27,6 +27,18 @@
  * is the one built in memory bit for bit: it depends only on the set of
  * hashes and the count of rows.  Only a group whose own hashes exceed the
  * budget opens a file.
+ *
+ * The growing form (capacity, fpr and growth given) collects hashes as the
+ * self-sizing forms do, and builds its chain of segments at the end (bloom.h)
+ * from the distinct hashes in one fixed order: a chain skips a value it may
+ * already hold, and fills its segments one after another, so its bits
+ * depend on the order values arrive in; one order makes them a function of
+ * the set alone, the same in a serial plan, a parallel one and a
+ * recomputation.  The order is not the hashes' own: a segment would then
+ * take a narrow range of them, all in a few of its blocks, and answer
+ * "maybe" far too often.  It is the order of a bijective mix of each hash
+ * (ChainOrderKey), which the state keeps instead of the hash, so that the
+ * sort the other forms use puts them in it.
  *
  * The fixed form (capacity given) switches to the filter's bits as soon as
  * its hashes would take more room than the bits.  A GROUP BY with many small
@@ -69,6 +81,34 @@
 #include "handover.h"
 #include "hashbuf.h"
 #include "hashspill.h"
+#include "qfilter.h"
+
+/*
+ * The growing form's order (see the file's header): MurmurHash3's 64-bit
+ * finaliser, a bijection whose every output bit depends on every input
+ * bit, and its inverse, which gives the hash back from a kept key.
+ */
+static inline uint64
+ChainOrderKey(uint64 hash)
+{
+	hash ^= hash >> 33;
+	hash *= UINT64CONST(0xff51afd7ed558ccd);
+	hash ^= hash >> 33;
+	hash *= UINT64CONST(0xc4ceb9fe1a85ec53);
+	hash ^= hash >> 33;
+	return hash;
+}
+
+static inline uint64
+ChainOrderHash(uint64 key)
+{
+	key ^= key >> 33;
+	key *= UINT64CONST(0x9cb4b2f8129337db);
+	key ^= key >> 33;
+	key *= UINT64CONST(0x4f74430c22a54005);
+	key ^= key >> 33;
+	return key;
+}
 
 /*
  * Hashes the fixed form buffers, once it holds bits, before inserting them:
@@ -127,7 +167,7 @@
  * First byte of a serialised aggregate state (internal to a query): a whole
  * state, or the name of one handed over within this process.
  */
-#define AGG_STATE_VERSION 2
+#define AGG_STATE_VERSION 4
 #define AGG_STATE_HANDED_OVER 3
 
 typedef struct BloomAggState
@@ -135,6 +175,8 @@ typedef struct BloomAggState
 	MemoryContext aggcontext;	/* where the state and its buffers live */
 	int64		capacity;		/* fixed form; 0 for the self-sizing forms */
 	double		fpr;
+	int64		chain_capacity; /* growing form: its first segment's capacity */
+	int32		growth;			/* growing form: its growth; 0 otherwise */
 	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
 	uint32		key_tag;		/* and the rest of what a filter records of */
 	uint8		env_encoding;	/* their kind (KeyKindIntoHeader) */
@@ -644,10 +686,19 @@ ColumnKeyType(FunctionCallInfo fcinfo)
  * path has no locals in memory (and no stack protector to pay for them).
  */
 static pg_noinline BloomAggState *
-FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
+FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 {
-	BloomAggState *state = NewAggState(fcinfo, capacity, fpr,
-									   AggregateMemoryContext(fcinfo, "bloom_agg"));
+	BloomAggState *state;
+
+	if (growth != 0)
+		CheckFilterParameters(capacity, fpr, growth);
+	state = NewAggState(fcinfo, growth != 0 ? 0 : capacity, fpr,
+						AggregateMemoryContext(fcinfo, "bloom_agg"));
+	if (growth != 0)
+	{
+		state->chain_capacity = capacity;
+		state->growth = growth;
+	}
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = ColumnKeyType(fcinfo);
@@ -656,17 +707,26 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	return state;
 }
 
+/* The parameters of the state's form: capacity, rate and growth as given. */
+static inline bool
+SameForm(const BloomAggState *state, int64 capacity, double fpr, int32 growth)
+{
+	return state->fpr == fpr && state->growth == growth &&
+		(growth != 0 ? state->chain_capacity : state->capacity) == capacity;
+}
+
 /*
- * The transition shared by the three forms.  capacity 0 means self-sizing.
- * Not STRICT: the state starts as NULL, and NULL values are skipped.  Only a
- * new state needs the aggregate's context; a state can only come from an
- * aggregate, so later rows skip the check.
+ * The transition shared by the four forms.  capacity 0 means self-sizing,
+ * growth other than 0 growing.  Not STRICT: the state starts as NULL, and
+ * NULL values are skipped.  Only a new state needs the aggregate's context;
+ * a state can only come from an aggregate, so later rows skip the check.
  */
 static pg_attribute_always_inline Datum
-AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
+AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 {
 	BloomAggState *state = PG_ARGISNULL(0) ? NULL
 		: (BloomAggState *) PG_GETARG_POINTER(0);
+	uint64		hash;
 
 	if (PG_ARGISNULL(1))
 	{
@@ -676,13 +736,16 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	}
 
 	if (state == NULL)
-		state = FirstAggState(fcinfo, capacity, fpr);
-	else if (state->capacity != capacity || state->fpr != fpr)
+		state = FirstAggState(fcinfo, capacity, fpr, growth);
+	else if (!SameForm(state, capacity, fpr, growth))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
+				 growth != 0
+				 ? errmsg("bloom_agg capacity, false-positive rate and growth must be the same for every row")
+				 : errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	AppendHash(fcinfo, state, KeyHashInline(state->key, PG_GETARG_DATUM(1), 0));
+	hash = KeyHashInline(state->key, PG_GETARG_DATUM(1), 0);
+	AppendHash(fcinfo, state, growth != 0 ? ChainOrderKey(hash) : hash);
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);
 }
@@ -702,7 +765,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_add);
 Datum
 bloom_agg_add(PG_FUNCTION_ARGS)
 {
-	return AggAdd(fcinfo, 0, BLOOM_DEFAULT_FPR);
+	return AggAdd(fcinfo, 0, BLOOM_DEFAULT_FPR, 0);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_add_fpr);
@@ -710,7 +773,7 @@ PG_FUNCTION_INFO_V1(bloom_agg_add_fpr);
 Datum
 bloom_agg_add_fpr(PG_FUNCTION_ARGS)
 {
-	return AggAdd(fcinfo, 0, FprArg(fcinfo, 2));
+	return AggAdd(fcinfo, 0, FprArg(fcinfo, 2), 0);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_add_fixed);
@@ -731,7 +794,30 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 
 		SizeFilter(capacity, FprArg(fcinfo, 3), &unused);	/* raises the error */
 	}
-	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3));
+	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3), 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_add_growing);
+/*
+ * Transition of bloom_agg(value, capacity, fpr, growth): a chain from
+ * growth 2 on; growth 0 is the fixed form, as bloom_empty's is.
+ */
+Datum
+bloom_agg_add_growing(PG_FUNCTION_ARGS)
+{
+	if (PG_ARGISNULL(1))
+	{
+		if (PG_ARGISNULL(0))
+			PG_RETURN_NULL();
+		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
+	}
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3) || PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("bloom_agg capacity, false-positive rate and growth must not be NULL")));
+	if (PG_GETARG_INT32(4) == 0)
+		return bloom_agg_add_fixed(fcinfo);
+	return AggAdd(fcinfo, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), PG_GETARG_INT32(4));
 }
 
 /* ---------------------------------------------------------------------
@@ -889,9 +975,9 @@ TakeSpilledState(FunctionCallInfo fcinfo, BloomAggState *into, const BloomAggSta
  * or a message) needs the memory more.
  */
 static uint64
-CountSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
+SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, bool sort)
 {
-	uint64		distinct;
+	uint64		settled;
 
 	SpillRuns(fcinfo, state);
 	if (state->nhashes > 0)
@@ -904,10 +990,17 @@ CountSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
 		buffer = MemoryContextAllocHuge(state->aggcontext, state->spill_at * sizeof(uint64));
 		ReplaceHashes(state, buffer, buffer, state->spill_at);
 	}
-	distinct = HashSpillCount(state->spill, state->hashes, state->spill_at);
+	settled = sort ? HashSpillSort(state->spill, state->hashes, state->spill_at)
+		: HashSpillCount(state->spill, state->hashes, state->spill_at);
 	ReplaceHashes(state, NULL, NULL, 0);
 	state->maxhashes = 0;
-	return distinct;
+	return settled;
+}
+
+static uint64
+CountSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	return SettleSpilled(fcinfo, state, false);
 }
 
 /*
@@ -1024,6 +1117,84 @@ FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 	return bloom;
 }
 
+/* The last key a chain was given, so that a repeat is dropped across pieces. */
+typedef struct SortedTail
+{
+	bool		any;
+	uint64		last;
+} SortedTail;
+
+/*
+ * Adds a piece of sorted keys (ChainOrderKey) to a chain, each distinct one
+ * once, in order, and returns how many it added.  The distinct keys are
+ * left at the front of keys, and their hashes in scratch.
+ */
+static Size
+AddSortedToChain(Bloom **chain, BfHeader *header, uint64 *keys, Size n, uint64 *scratch,
+				 SortedTail *tail)
+{
+	Size		kept = 0;
+
+	for (Size i = 0; i < n; i++)
+	{
+		if (tail->any && keys[i] == tail->last)
+			continue;
+		keys[kept] = tail->last = keys[i];
+		scratch[kept++] = ChainOrderHash(keys[i]);
+		tail->any = true;
+	}
+	for (Size done = 0; done < kept; done += INSERT_CHUNK)
+	{
+		CHECK_FOR_INTERRUPTS();
+		BloomAddHashes(chain, header, scratch + done, Min(INSERT_CHUNK, kept - done));
+	}
+	return kept;
+}
+
+/*
+ * The growing form's chain: the distinct hashes in increasing order, from
+ * the temporary file sorted partition by partition, or from memory.
+ */
+static Bloom *
+FinalChain(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	Bloom	   *chain = BloomAllocChain(state->chain_capacity, state->fpr, state->growth);
+	BfHeader	header;
+	SortedTail	tail = {false, 0};
+
+	BloomReadHeader(chain, &header);
+	if (header.seed != 0)
+		elog(ERROR, "bloom_agg chain has seed " UINT64_FORMAT ", its hashes seed 0",
+			 header.seed);
+	if (state->spill != NULL)
+	{
+		uint64	   *chunk = palloc(2 * INSERT_CHUNK * sizeof(uint64));
+		Size		n;
+
+		SettleSpilled(fcinfo, state, true);
+		HashSpillRewind(state->spill);
+		while ((n = HashSpillRead(state->spill, chunk, INSERT_CHUNK)) > 0)
+			AddSortedToChain(&chain, &header, chunk, n, chunk + INSERT_CHUNK, &tail);
+		pfree(chunk);
+	}
+	else
+	{
+		uint64	   *scratch;
+
+		ConcatenateRuns(state);
+		scratch = palloc_extended(Max(state->nhashes, 1) * sizeof(uint64), MCXT_ALLOC_HUGE);
+		qf_sort_u64(state->hashes, scratch, state->nhashes);
+		/* distinct and sorted, which is grouped too: a final again finds them so */
+		state->nhashes = AddSortedToChain(&chain, &header, state->hashes, state->nhashes,
+										  scratch, &tail);
+		state->distinct = true;
+		pfree(scratch);
+	}
+	KindIntoHeader(state, &header);
+	BloomWriteHeader(chain, &header);
+	return chain;
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
  * Final function of every bloom_agg form.  It de-duplicates the state's
@@ -1042,6 +1213,8 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	state = (BloomAggState *) PG_GETARG_POINTER(0);
 
+	if (state->growth != 0)
+		PG_RETURN_BLOOM_P(FinalChain(fcinfo, state));
 	if (state->spill != NULL)
 		PG_RETURN_BLOOM_P(FinalFromSpill(fcinfo, state));
 	if (state->capacity == 0)
@@ -1076,6 +1249,14 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BLOOM_P(bloom);
 }
 
+PG_FUNCTION_INFO_V1(bloom_agg_final_growing);
+/* The growing form's final function, under the name 1.0 gave it. */
+Datum
+bloom_agg_final_growing(PG_FUNCTION_ARGS)
+{
+	return bloom_agg_final(fcinfo);
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
 /*
  * Combine function of every bloom_agg form (parallel plans).  It only reads
@@ -1100,11 +1281,16 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(into);
 	}
 	if (into == NULL)
+	{
 		into = NewAggState(fcinfo, from->capacity, from->fpr, aggcontext);
-	else if (into->capacity != from->capacity || into->fpr != from->fpr)
+		into->chain_capacity = from->chain_capacity;
+		into->growth = from->growth;
+	}
+	else if (into->capacity != from->capacity || into->fpr != from->fpr ||
+			 into->chain_capacity != from->chain_capacity || into->growth != from->growth)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
+				 errmsg("bloom_agg capacity, false-positive rate and growth must be the same for every row")));
 
 	NoteKeyKind(into, from->key_kind, from->key_tag, from->env_encoding,
 				from->env_locale);
@@ -1233,6 +1419,8 @@ SendStateFields(StringInfo buf, const BloomAggState *state, uint64 nhashes)
 	pq_sendbyte(buf, AGG_STATE_VERSION);
 	pq_sendint64(buf, state->capacity);
 	pq_sendfloat8(buf, state->fpr);
+	pq_sendint64(buf, state->chain_capacity);
+	pq_sendint32(buf, state->growth);
 	pq_sendbyte(buf, state->key_kind);
 	pq_sendint32(buf, state->key_tag);
 	pq_sendbyte(buf, state->env_encoding);
@@ -1394,9 +1582,14 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 	{
 		int64		capacity = pq_getmsgint64(&buf);
 		double		fpr = pq_getmsgfloat8(&buf);
+		int64		chain_capacity = pq_getmsgint64(&buf);
+		int32		growth = pq_getmsgint(&buf, 4);
 
-		CheckSerialisedState(capacity >= 0);
+		CheckSerialisedState(capacity >= 0 && chain_capacity >= 0 &&
+							 (growth == 0 || capacity == 0));
 		state = NewAggState(fcinfo, capacity, fpr, aggcontext);
+		state->chain_capacity = chain_capacity;
+		state->growth = growth;
 		state->from_message = true;
 	}
 	state->key_kind = pq_getmsgbyte(&buf);

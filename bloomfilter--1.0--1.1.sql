@@ -34,3 +34,25 @@ COMMENT ON FUNCTION qfilter_typmod_in(cstring[]) IS 'qfilter type modifier input
 COMMENT ON FUNCTION qfilter_typmod_out(integer) IS 'qfilter type modifier output';
 COMMENT ON FUNCTION qfilter(qfilter, integer, boolean) IS 'checks that a filter has the parameters of a qfilter(capacity, fpr) column';
 COMMENT ON CAST (qfilter AS qfilter) IS 'a filter of the column''s parameters passes unchanged, any other is an error';
+
+-- ---------------------------------------------------------------------
+-- The growing bloom_agg combines (1.1)
+-- ---------------------------------------------------------------------
+
+-- bloom_agg(value, capacity, fpr, growth) now collects hashes as the
+-- self-sizing forms do, so it takes their combine, serialize and deserialize
+-- functions and runs in parallel plans.  ALTER AGGREGATE cannot add them,
+-- and re-creating the aggregate would fail under views that use it, so its
+-- catalog row is updated, with the dependencies CREATE AGGREGATE records.
+UPDATE pg_catalog.pg_aggregate
+SET aggcombinefn = 'bloom_agg_combine(internal, internal)'::regprocedure,
+	aggserialfn = 'bloom_agg_serialize(internal)'::regprocedure,
+	aggdeserialfn = 'bloom_agg_deserialize(bytea, internal)'::regprocedure
+WHERE aggfnoid = 'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure;
+INSERT INTO pg_catalog.pg_depend (classid, objid, objsubid, refclassid, refobjid, refobjsubid, deptype)
+SELECT 'pg_catalog.pg_proc'::regclass,
+	   'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure, 0,
+	   'pg_catalog.pg_proc'::regclass, support, 0, 'n'
+FROM unnest(ARRAY['bloom_agg_combine(internal, internal)',
+				  'bloom_agg_serialize(internal)',
+				  'bloom_agg_deserialize(bytea, internal)']::regprocedure[]) AS support;

@@ -345,7 +345,8 @@ CREATE AGGREGATE bloom_agg(anycompatible, bigint, double precision) (
 );
 COMMENT ON AGGREGATE bloom_agg(anycompatible, bigint, double precision) IS 'filter of fixed capacity and false-positive rate, built in one pass';
 
--- No combine function: see bloom_growagg.c for why it never runs in parallel.
+-- The growing form collects hashes as the self-sizing forms do and builds its
+-- chain at the end, so it combines like them (bloom_agg.c).
 CREATE FUNCTION bloom_agg_add_growing(internal, anycompatible, bigint, double precision, integer)
 	RETURNS internal
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE PARALLEL SAFE;
@@ -356,6 +357,8 @@ COMMENT ON FUNCTION bloom_agg_final_growing(internal) IS 'bloom_agg final functi
 CREATE AGGREGATE bloom_agg(anycompatible, bigint, double precision, integer) (
 	SFUNC = bloom_agg_add_growing, STYPE = internal,
 	FINALFUNC = bloom_agg_final_growing,
+	COMBINEFUNC = bloom_agg_combine,
+	SERIALFUNC = bloom_agg_serialize, DESERIALFUNC = bloom_agg_deserialize,
 	PARALLEL = SAFE
 );
 COMMENT ON AGGREGATE bloom_agg(anycompatible, bigint, double precision, integer) IS 'filter that starts at capacity and grows by segments (growth 2..16) within false-positive rate fpr';

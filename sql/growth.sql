@@ -26,9 +26,24 @@ SELECT (bloom_info(bloom_add_all(f, ARRAY(SELECT generate_series(1, 20000))))).s
        (bloom_info(bloom_add_all(f, ARRAY(SELECT generate_series(1, 20000))))).inserted
 FROM grown;
 
--- the growing aggregate, bloom_add_all and a loop of bloom_add build the same value
-SELECT bloom_agg(g, 1000, 0.01, 2) = (SELECT f FROM grown) AS agg_equals_add_all
-FROM generate_series(1, 20000) g;
+-- the growing aggregate builds its chain from the distinct values in one
+-- fixed order, not in the order they came (bloom_agg.c): the same segments
+-- and count as adding them, every value found, the rate within target
+CREATE TEMP TABLE grown_agg AS
+SELECT bloom_agg(g, 1000, 0.01, 2) AS f FROM generate_series(1, 20000) g;
+SELECT a.segments = b.segments AS same_segments, a.inserted = b.inserted AS same_count,
+       a.capacity = b.capacity AS same_capacity
+FROM grown_agg, grown, bloom_info(grown_agg.f) a, bloom_info(grown.f) b;
+SELECT count(*) AS agg_missing FROM grown_agg, generate_series(1, 20000) g WHERE NOT f @> g;
+SELECT (SELECT count(*) FILTER (WHERE f @> g) FROM generate_series(1000001, 1200000) g)
+       <= 0.01 * 200000 AS agg_within_target
+FROM grown_agg;
+-- so it is the same whatever the order of the rows, and repeats change nothing
+SELECT bloom_agg(g, 1000, 0.01, 2) = (SELECT f FROM grown_agg) AS any_order_same
+FROM (SELECT g FROM generate_series(1, 20000) g ORDER BY g DESC) s;
+SELECT bloom_agg(g % 20000 + 1, 1000, 0.01, 2) = (SELECT f FROM grown_agg) AS repeats_same
+FROM generate_series(1, 60000) g;
+-- bloom_add_all and a loop of bloom_add build the same value as each other
 DO $$
 DECLARE
 	built bloom := bloom_empty(1000, 0.01, 2);
@@ -48,7 +63,7 @@ SELECT bloom_agg(g, 10, 0.1, NULL) FROM generate_series(1, 3) g;
 -- growth 0: a filter of fixed size, as bloom_empty(capacity, fpr, 0) makes
 SELECT bloom_agg(g, 1000, 0.01, 0) = bloom_agg(g, 1000, 0.01) AS fixed_form
 FROM generate_series(1, 1000) g;
-SELECT aggcombinefn = 0 AS no_combine FROM pg_aggregate
+SELECT aggcombinefn <> 0 AND aggserialfn <> 0 AS combines FROM pg_aggregate
 WHERE aggfnoid = 'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure;
 
 -- union: segment by segment, the longer chain's extra segments as they are;
@@ -109,3 +124,49 @@ SELECT overlay(bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea placing '\x03'::byt
 -- a segment cut short, and one too many announced
 SELECT substring(bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea from 1 for 100)::bloom;
 SELECT (bloom_add(bloom_empty(10, 0.01, 2), 1)::bytea || '\x00'::bytea)::bloom;
+
+-- the growing aggregate in parallel plans, grouped, past work_mem: the same
+-- chain as a serial plan, byte for byte
+CREATE TABLE growth_src AS SELECT g AS id, g % 5 AS grp FROM generate_series(1, 60000) g;
+ANALYZE growth_src;
+CREATE TEMP TABLE growth_serial AS
+SELECT bloom_agg(id, 1000, 0.01, 2) AS f, bloom_agg(id::text, 5000, 0.001, 4) AS t FROM growth_src;
+CREATE TEMP TABLE growth_serial_groups AS
+SELECT grp, bloom_agg(id, 1000, 0.01, 2) AS f FROM growth_src GROUP BY grp;
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+EXPLAIN (COSTS OFF) SELECT bloom_agg(id, 1000, 0.01, 2) FROM growth_src;
+SELECT p.f = s.f AS parallel_same, p.t = s.t AS parallel_text_same
+FROM growth_serial s,
+     (SELECT bloom_agg(id, 1000, 0.01, 2) AS f, bloom_agg(id::text, 5000, 0.001, 4) AS t
+      FROM growth_src) p;
+SELECT count(*) AS groups, bool_and(p.f = s.f) AS parallel_groups_same
+FROM growth_serial_groups s
+     JOIN (SELECT grp, bloom_agg(id, 1000, 0.01, 2) AS f FROM growth_src GROUP BY grp) p USING (grp);
+-- no worker can start: the leader's partial state is handed over or sent
+SET max_parallel_workers = 0;
+SELECT p.f = s.f AS leader_only_same
+FROM growth_serial s, (SELECT bloom_agg(id, 1000, 0.01, 2) AS f FROM growth_src) p;
+RESET max_parallel_workers;
+-- past work_mem the keys go to a temporary file, sorted there
+SET work_mem = '64kB';
+SELECT p.f = s.f AS parallel_spilled_same
+FROM growth_serial s, (SELECT bloom_agg(id, 1000, 0.01, 2) AS f FROM growth_src) p;
+SET max_parallel_workers_per_gather = 0;
+SELECT p.f = s.f AS spilled_same, p.t = s.t AS spilled_text_same
+FROM growth_serial s,
+     (SELECT bloom_agg(id, 1000, 0.01, 2) AS f, bloom_agg(id::text, 5000, 0.001, 4) AS t
+      FROM growth_src) p;
+RESET work_mem;
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+-- a window frame that grows row by row builds each row's chain anew
+SELECT bool_and(w.f = (SELECT bloom_agg(i, 10, 0.01, 2) FROM generate_series(1, w.id) i)) AS window_same
+FROM (SELECT id, bloom_agg(id, 10, 0.01, 2) OVER (ORDER BY id) AS f
+      FROM growth_src WHERE id <= 200) w
+WHERE id % 50 = 0;
+DROP TABLE growth_src;
