@@ -13,7 +13,7 @@ OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 source_dir := $(dir $(lastword $(MAKEFILE_LIST)))
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(source_dir)bloomfilter.control)
 DATA_built = bloomfilter--$(EXTVERSION).sql
-DATA = $(source_dir)bloomfilter--1.0.sql $(wildcard $(source_dir)bloomfilter--*--*.sql)
+DATA = bloomfilter--1.0.sql $(notdir $(wildcard $(source_dir)bloomfilter--*--*.sql))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
 REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges spill qfilter_spill errors security
@@ -101,6 +101,15 @@ client/libbloomfilter.so: client/$(CLIENT_SONAME)
 client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.h
 	$(CC) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a -lm
 
+# The CLI's manual page, made from its --help by help2man (the Debian
+# package's; not part of `make client`, so building needs no help2man).
+.PHONY: client-man
+client-man: client/bloomfilter-cli.1
+client/bloomfilter-cli.1: client/bloomfilter-cli
+	help2man --no-info --no-discard-stderr \
+		--name='Bloom filters of the bloomfilter PostgreSQL extension, outside the server' \
+		--output=$@ ./client/bloomfilter-cli
+
 install-client: client
 	install -d '$(DESTDIR)$(LIBDIR)' '$(DESTDIR)$(PREFIX)/include' '$(DESTDIR)$(PREFIX)/bin'
 	install -m 644 client/libbloomfilter.a '$(DESTDIR)$(LIBDIR)/'
@@ -116,5 +125,5 @@ install-client: client
 .PHONY: clean-client
 clean-client:
 	rm -f $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \
-		client/libbloomfilter.so client/bloomfilter-cli
+		client/libbloomfilter.so client/bloomfilter-cli client/bloomfilter-cli.1
 clean: clean-client

@@ -54,7 +54,7 @@ extern "C"
 {
 #endif
 
-#define BFC_VERSION "1.0.0"
+#define BFC_VERSION "1.1.0"
 
 typedef struct bfc_filter bfc_filter;
 

@@ -55,7 +55,8 @@ show_log() {
 # then where that major keeps the extension's files.
 install_build_tools() {
 	local extension_dir
-	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all python3 || return 1
+	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all python3 \
+		help2man lintian man-db || return 1
 	PACKAGE=postgresql-$PG_MAJOR-bloomfilter
 	PG_CONFIG=$PGBIN/pg_config
 	extension_dir=$("$PG_CONFIG" --sharedir)/extension
@@ -126,7 +127,9 @@ find_deb() {
 deb_has_extension_files() {
 	local listing path
 	listing=$(dpkg-deb -c "$deb" | awk '{ print $NF }')
-	for path in "${INSTALLED_FILES[@]}" /usr/share/doc/$PACKAGE/copyright; do
+	for path in "${INSTALLED_FILES[@]}" /usr/share/doc/$PACKAGE/copyright \
+		/usr/share/doc/$PACKAGE/README.md /usr/share/doc/$PACKAGE/docs/bloomindex.md \
+		/usr/share/doc/$PACKAGE/docs/design.md /usr/share/doc/$PACKAGE/docs/sizing.png; do
 		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the .deb: $path"; return 1; }
 	done
 }
@@ -137,9 +140,41 @@ client_deb_has_its_files() {
 	listing=$(dpkg-deb -c "$client_deb" | awk '{ print $NF }')
 	for path in /usr/bin/bloomfilter-cli /usr/include/bloomfilter.h \
 		"/usr/lib/$multiarch/libbloomfilter.so.1" "/usr/lib/$multiarch/libbloomfilter.a" \
-		/usr/lib/python3/dist-packages/bloomfilter.py /usr/share/doc/$CLIENT_PACKAGE/copyright; do
+		/usr/lib/python3/dist-packages/bloomfilter.py /usr/share/doc/$CLIENT_PACKAGE/copyright \
+		/usr/share/doc/$CLIENT_PACKAGE/docs/client.md /usr/share/man/man1/bloomfilter-cli.1.gz; do
 		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the client .deb: $path"; return 1; }
 	done
+}
+
+# Every docs/... link of the installed README names an installed file.
+readme_links_resolve() {
+	local doc=/usr/share/doc/$PACKAGE link missing=0 count=0
+	for link in $(grep -oE '\]\(docs/[^)#]+' "$doc/README.md" | sed 's/^](//' | sort -u); do
+		count=$((count + 1))
+		[ -f "$doc/$link" ] || { echo "  README links to $link, not installed"; missing=1; }
+	done
+	echo "  $count distinct docs/ links"
+	[ "$count" -gt 0 ] && [ "$missing" = 0 ]
+}
+
+man_page_works() {
+	MANPAGER=cat MANWIDTH=80 man bloomfilter-cli 2>&1 | grep -q 'bloomfilter-cli COMMAND'
+}
+
+# From /: pydoc searches the current directory first, where a built
+# bloomfilter.so would be taken for the module.
+pydoc_works() {
+	(cd / && pydoc3 bloomfilter) 2>&1 | grep -q 'Bloom filters of the bloomfilter PostgreSQL extension'
+}
+
+# lintian finds no error in either package; its warnings are shown.
+lintian_clean() {
+	local report errors
+	report=$(lintian --no-tag-display-limit "$deb" "$client_deb" 2>&1)
+	errors=$(grep -c '^E:' <<<"$report")
+	echo "  lintian: $errors errors, $(grep -c '^W:' <<<"$report") warnings"
+	grep -E '^(E|W):' <<<"$report" | head -20 | sed 's/^/  /'
+	[ "$errors" = 0 ]
 }
 
 # xxHash is used header-only, so the package must not need libxxhash0; it
@@ -303,13 +338,17 @@ main() {
 	check "dpkg-buildpackage -us -uc -b succeeded" build_package || finish
 	check "regression suite ran during the build and passed" regression_ran_in_build
 	check "$PACKAGE .deb produced" find_deb || finish
-	check ".deb ships the control file, install script, module and copyright" deb_has_extension_files
+	check ".deb ships the control file, install scripts, module, copyright and docs" deb_has_extension_files
 	check ".deb depends on postgresql-$PG_MAJOR and not on libxxhash" deb_depends_right
-	check "$CLIENT_PACKAGE .deb ships the library, header, CLI, Python module and copyright" \
+	check "$CLIENT_PACKAGE .deb ships the library, header, CLI, Python module, copyright and manual page" \
 		client_deb_has_its_files
+	check "lintian reports no error" lintian_clean
 
 	if check "packages installed with apt-get" install_package; then
 		check "installed files belong to $PACKAGE" package_owns_files
+		check "the installed README's links to docs/ resolve" readme_links_resolve
+		check "man bloomfilter-cli shows the manual page" man_page_works
+		check "pydoc3 bloomfilter shows the module's documentation" pydoc_works
 		check "autopkgtest debian/tests/installcheck passes on the installed package" run_autopkgtest
 		check "autopkgtest debian/tests/client passes on the installed $CLIENT_PACKAGE" \
 			run_client_autopkgtest
