@@ -53,6 +53,12 @@ SELECT pg_input_is_valid('garbage', 'small_filter') AS garbage_valid,
        pg_input_is_valid((SELECT f::text FROM soft_victim), 'small_filter') AS victim_valid,
        (pg_input_error_info('garbage', 'small_filter')).sql_error_code;
 
+-- a type modifier is checked softly too: other parameters are 22023
+SELECT pg_input_is_valid(bloom_empty(10)::text, 'bloom(1000, 0.01)') AS other_parameters_valid,
+       pg_input_is_valid(bloom_empty(1000, 0.01)::text, 'bloom(1000, 0.01)') AS same_parameters_valid,
+       pg_input_is_valid(qfilter_empty(10)::text, 'qfilter(1000, 0.01)') AS other_qfilter_valid,
+       (pg_input_error_info(bloom_empty(10)::text, 'bloom(1000, 0.01)')).sql_error_code;
+
 DROP DOMAIN small_filter;
 DROP TABLE soft_victim;
 DROP FUNCTION bloom_text_of(bytea);
