@@ -161,10 +161,11 @@ man_page_works() {
 	MANPAGER=cat MANWIDTH=80 man bloomfilter-cli 2>&1 | grep -q 'bloomfilter-cli COMMAND'
 }
 
-# From /: pydoc searches the current directory first, where a built
-# bloomfilter.so would be taken for the module.
+# Debian's pydoc3 (a pyenv or venv one on PATH would not see the system's
+# dist-packages), from /: pydoc searches the current directory first, where
+# a built bloomfilter.so would be taken for the module.
 pydoc_works() {
-	(cd / && pydoc3 bloomfilter) 2>&1 | grep -q 'Bloom filters of the bloomfilter PostgreSQL extension'
+	(cd / && /usr/bin/pydoc3 bloomfilter) 2>&1 | grep -q 'Bloom filters of the bloomfilter PostgreSQL extension'
 }
 
 # lintian finds no error in either package; its warnings are shown.
