@@ -6,7 +6,9 @@ MODULE_big = bloomfilter
 # The pure core first (no PostgreSQL headers), then the glue.
 OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
 	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o bloomindex.o typmod.o
+	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o \
+	bloomindex.o bloomindexutils.o bloomindexbuild.o bloomindexinsert.o bloomindexvacuum.o \
+	bloomindexopen.o bloomindexcopy.o bloomindexfuncs.o typmod.o
 # The current version's install script is built from bloomfilter.sql; the
 # released versions' install scripts and the upgrade scripts between them
 # are shipped as released (test/upgrade runs the chain).
@@ -48,7 +50,7 @@ endif
 
 CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h qfilter.h
 GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h \
-	qfiltervalue.h
+	qfiltervalue.h bloomindex.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.

@@ -27,6 +27,7 @@
 #include "utils/builtins.h"
 
 #include "bloomexpanded.h"
+#include "bloomindex.h"
 #include "handover.h"
 #include "probecache.h"
 #include "typmod.h"
@@ -34,7 +35,6 @@
 PG_MODULE_MAGIC;
 
 void		_PG_init(void);
-void		BloomIndexDefineOptions(void);
 
 /* Module load: the settings and the index's options. */
 void
