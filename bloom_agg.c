@@ -776,10 +776,13 @@ bloom_agg_add_fpr(PG_FUNCTION_ARGS)
 	return AggAdd(fcinfo, 0, FprArg(fcinfo, 2), 0);
 }
 
-PG_FUNCTION_INFO_V1(bloom_agg_add_fixed);
-/* Transition of bloom_agg(value, capacity, fpr): fixed size. */
-Datum
-bloom_agg_add_fixed(PG_FUNCTION_ARGS)
+/*
+ * Transition of bloom_agg(value, capacity, fpr): fixed size.  The entry
+ * points call it directly rather than each other: a call to an exported
+ * symbol could bind to another build's, were two loaded (bench/ab.sh).
+ */
+static Datum
+AggAddFixed(FunctionCallInfo fcinfo)
 {
 	int64		capacity;
 
@@ -795,6 +798,13 @@ bloom_agg_add_fixed(PG_FUNCTION_ARGS)
 		SizeFilter(capacity, FprArg(fcinfo, 3), &unused);	/* raises the error */
 	}
 	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3), 0);
+}
+
+PG_FUNCTION_INFO_V1(bloom_agg_add_fixed);
+Datum
+bloom_agg_add_fixed(PG_FUNCTION_ARGS)
+{
+	return AggAddFixed(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_add_growing);
@@ -816,7 +826,7 @@ bloom_agg_add_growing(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("bloom_agg capacity, false-positive rate and growth must not be NULL")));
 	if (PG_GETARG_INT32(4) == 0)
-		return bloom_agg_add_fixed(fcinfo);
+		return AggAddFixed(fcinfo);
 	return AggAdd(fcinfo, PG_GETARG_INT64(2), PG_GETARG_FLOAT8(3), PG_GETARG_INT32(4));
 }
 
@@ -1195,14 +1205,13 @@ FinalChain(FunctionCallInfo fcinfo, BloomAggState *state)
 	return chain;
 }
 
-PG_FUNCTION_INFO_V1(bloom_agg_final);
 /*
  * Final function of every bloom_agg form.  It de-duplicates the state's
  * buffer in place, or counts a spilled state's file, neither of which
  * changes what the state means, so it may run more than once.
  */
-Datum
-bloom_agg_final(PG_FUNCTION_ARGS)
+static Datum
+AggFinal(FunctionCallInfo fcinfo)
 {
 	BloomAggState *state;
 	BfHeader	header;
@@ -1249,12 +1258,19 @@ bloom_agg_final(PG_FUNCTION_ARGS)
 	PG_RETURN_BLOOM_P(bloom);
 }
 
+PG_FUNCTION_INFO_V1(bloom_agg_final);
+Datum
+bloom_agg_final(PG_FUNCTION_ARGS)
+{
+	return AggFinal(fcinfo);
+}
+
 PG_FUNCTION_INFO_V1(bloom_agg_final_growing);
 /* The growing form's final function, under the name 1.0 gave it. */
 Datum
 bloom_agg_final_growing(PG_FUNCTION_ARGS)
 {
-	return bloom_agg_final(fcinfo);
+	return AggFinal(fcinfo);
 }
 
 PG_FUNCTION_INFO_V1(bloom_agg_combine);
