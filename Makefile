@@ -1,37 +1,53 @@
 # bloomfilter: PGXS build.  `make && make install`, then `make installcheck`
 # against a running server; `make unittest` runs the core's own tests.
+#
+# The tree is pgvector's: the pure core in src/core/ (no PostgreSQL header),
+# the PostgreSQL glue in src/, the install scripts in sql/, pg_regress's and
+# pg_isolation_regress's inputs and outputs in test/sql, test/specs and
+# test/expected.  Paths are relative to $(srcdir), so that a VPATH build
+# (Debian's: make -C build-NN -f ../Makefile VPATH=..) finds them.
 
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
-# The pure core first (no PostgreSQL headers), then the glue.
-OBJS = bloom.o sizing.o hashbuf.o canonical.o qfilter.o \
-	bloomvalue.o bloomexpanded.o keykind.o probecache.o plannersupport.o bloomfilter.o \
-	bloom_agg.o bloom_setagg.o handover.o hashspill.o qfilter_sql.o qfilter_agg.o \
-	bloomindex.o bloomindexutils.o bloomindexbuild.o bloomindexinsert.o bloomindexvacuum.o \
-	bloomindexopen.o bloomindexcopy.o bloomindexfuncs.o typmod.o
-# The current version's install script is built from bloomfilter.sql; the
-# released versions' install scripts and the upgrade scripts between them
-# are shipped as released (test/upgrade runs the chain).
+# The pure core first (src/core/, no PostgreSQL headers), then the glue (src/).
+OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
+	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/plannersupport.o \
+	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
+	src/qfilter_sql.o src/qfilter_agg.o \
+	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
+	src/bloomindexvacuum.o src/bloomindexopen.o src/bloomindexcopy.o src/bloomindexfuncs.o \
+	src/typmod.o
+# The glue includes the core's headers by name ("bloom.h").
+PG_CPPFLAGS = -I$(srcdir)/src/core
+# The current version's install script is built from sql/bloomfilter.sql;
+# the released versions' install scripts and the upgrade scripts between
+# them are shipped as released (test/upgrade runs the chain).
 source_dir := $(dir $(lastword $(MAKEFILE_LIST)))
 EXTVERSION := $(shell sed -n "s/^default_version = '\(.*\)'/\1/p" $(source_dir)bloomfilter.control)
-DATA_built = bloomfilter--$(EXTVERSION).sql
-DATA = bloomfilter--1.0.sql $(notdir $(wildcard $(source_dir)bloomfilter--*--*.sql))
+DATA_built = sql/bloomfilter--$(EXTVERSION).sql
+DATA = sql/bloomfilter--1.0.sql $(addprefix sql/,$(notdir $(wildcard $(source_dir)sql/bloomfilter--*--*.sql)))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
 REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
-REGRESS_OPTS = --encoding=UTF8
+# Inputs in test/sql, expected outputs in test/expected: this --inputdir
+# comes after PGXS's own (--inputdir=$(srcdir)), and the last one wins.
+REGRESS_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8
 
-# Interleavings of concurrent sessions (specs/, pg_isolation_regress).
+# Interleavings of concurrent sessions (test/specs/, pg_isolation_regress,
+# expected outputs in test/expected).
 ISOLATION = bloomindex_copy bloomindex_states
-ISOLATION_OPTS = --encoding=UTF8 --load-extension=bloomfilter
+ISOLATION_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8 --load-extension=bloomfilter
 
-# The multi-second cases (sql/large.sql) run only when asked for, with
+# The multi-second cases (test/sql/large.sql) run only when asked for, with
 # `make installcheck REGRESS_LARGE=large` as the full scripts/test.sh does:
 # the package build and autopkgtest run the light cases above.
 REGRESS_LARGE =
 REGRESS += $(REGRESS_LARGE)
+
+# Before PGXS, whose clean rule sees only what is set when it is included.
+EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -39,8 +55,17 @@ include $(PGXS)
 
 SHLIB_LINK += -lm
 
-bloomfilter--$(EXTVERSION).sql: bloomfilter.sql
+sql/bloomfilter--$(EXTVERSION).sql: sql/bloomfilter.sql
 	cp $< $@
+
+# A VPATH build writes its objects and the built install script into src/,
+# src/core/ and sql/ of the build directory, which must exist there.  The
+# directories are named absolutely, so that make does not find the source
+# tree's through VPATH; in an in-tree build they exist and nothing is done.
+BUILD_DIRS = $(CURDIR)/src/core $(CURDIR)/sql
+$(OBJS) $(patsubst %.o,%.bc,$(OBJS)) $(DATA_built): | $(BUILD_DIRS)
+$(BUILD_DIRS):
+	$(MKDIR_P) $@
 
 # Soft input errors (pg_input_is_valid) exist from PostgreSQL 16 on; on 15
 # that test would only show that the functions are missing.
@@ -48,24 +73,29 @@ ifeq ($(shell test $(MAJORVERSION) -ge 16 && echo yes),yes)
 REGRESS += soft_input
 endif
 
-CORE_HEADERS = bloom.h sizing.h bf_port.h hashbuf.h canonical.h qfilter.h
-GLUE_HEADERS = bloomvalue.h bloomexpanded.h keykind.h probecache.h handover.h hashspill.h \
-	qfiltervalue.h bloomindex.h
+CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
+	src/core/canonical.h src/core/qfilter.h
+GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
+	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
-test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h bloom.c sizing.c hashbuf.c $(CORE_HEADERS)
-	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_bloom.c bloom.c sizing.c hashbuf.c -lm
+test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h src/core/bloom.c src/core/sizing.c \
+		src/core/hashbuf.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
-test/unit/test_qfilter: test/unit/test_qfilter.c qfilter.c bloom.c sizing.c $(CORE_HEADERS)
-	$(CC) -O2 -Wall -Wextra -I. -o $@ test/unit/test_qfilter.c qfilter.c bloom.c sizing.c -lm
+test/unit/test_qfilter: test/unit/test_qfilter.c src/core/qfilter.c src/core/bloom.c \
+		src/core/sizing.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
+
+# The wall around the core: src/core includes no PostgreSQL header.
+CORE_WALL = grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' $(srcdir)/src/core
 
 .PHONY: unittest
 unittest: test/unit/test_bloom test/unit/test_qfilter
+	@if $(CORE_WALL); then echo "src/core must include no PostgreSQL header" >&2; exit 1; fi
 	test/unit/test_bloom
 	test/unit/test_qfilter
-
-EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
 FUZZ_SECONDS ?= 60
@@ -74,10 +104,13 @@ fuzz:
 	bash test/fuzz/run.sh $(FUZZ_SECONDS)
 
 # The client library and bloomfilter-cli (client/): the core's own sources
-# built with plain cc, no PostgreSQL.  `make client`; `make install-client`
-# puts the library (in LIBDIR), its header, the CLI and the Python module
-# (in PYTHONDIR, which is left out when empty) under PREFIX.
-CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread -I.
+# (src/core/) built with plain cc, no PostgreSQL.  `make client`; `make
+# install-client` puts the library (in LIBDIR), its header, the CLI and the
+# Python module (in PYTHONDIR, which is left out when empty) under PREFIX.
+# CLIENT_CPPFLAGS finds the core's headers, which client/ includes by name,
+# also when CLIENT_CFLAGS is given (debian/rules gives it).
+CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread
+CLIENT_CPPFLAGS = -I$(srcdir)/src/core
 CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/filter.o \
 	client/keyparse.o client/base64.o
 CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
@@ -89,10 +122,10 @@ PYTHONDIR ?=
 .PHONY: client install-client
 client: client/libbloomfilter.a client/libbloomfilter.so client/bloomfilter-cli
 
-client/core-%.o: %.c $(CLIENT_HEADERS)
-	$(CC) $(CLIENT_CFLAGS) -c -o $@ $<
+client/core-%.o: src/core/%.c $(CLIENT_HEADERS)
+	$(CC) $(CLIENT_CPPFLAGS) $(CLIENT_CFLAGS) -c -o $@ $<
 client/%.o: client/%.c $(CLIENT_HEADERS)
-	$(CC) $(CLIENT_CFLAGS) -c -o $@ $<
+	$(CC) $(CLIENT_CPPFLAGS) $(CLIENT_CFLAGS) -c -o $@ $<
 client/libbloomfilter.a: $(CLIENT_OBJS)
 	rm -f $@
 	ar rcs $@ $^

@@ -148,8 +148,10 @@ main_ab() {
 	start_cluster
 	mkdir "$WORK/a" "$WORK/b"
 	git -C "$BENCH_DIR/.." archive "$REV" | tar -x -C "$WORK/a" || die "cannot export $REV"
-	(cd "$BENCH_DIR/.." && cp -- *.c *.h Makefile *.control *.sql "$WORK/b/") ||
-		die "cannot copy the working tree"
+	# The sources (src/, sql/) without the working tree's build products,
+	# which make would otherwise take as up to date.
+	(cd "$BENCH_DIR/.." && tar -cf - --exclude='*.o' --exclude='*.bc' Makefile ./*.control src sql) |
+		tar -xf - -C "$WORK/b" || die "cannot copy the working tree"
 	build_module a
 	build_module b
 	"${PSQL[@]}" >/dev/null <<-EOF || die "loading the data failed"

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../bf_port.h"
+#include "bf_port.h"
 
 /* Characters for len bytes, and room for the bytes of len characters. */
 static inline size_t

@@ -40,9 +40,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bloom.h"
-#include "../sizing.h"
-#include "../canonical.h"
+#include "bloom.h"
+#include "sizing.h"
+#include "canonical.h"
 #include "base64.h"
 #include "keyparse.h"
 

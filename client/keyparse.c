@@ -42,7 +42,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../canonical.h"
+#include "canonical.h"
 
 void
 bfc_fail(bfc_error *err, bfc_code code, const char *format, ...)

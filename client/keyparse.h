@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "bloomfilter.h"
-#include "../bf_port.h"
+#include "bf_port.h"
 
 /* Fills err (which may be NULL) with a code and a printf-style message. */
 extern BF_HIDDEN void bfc_fail(bfc_error *err, bfc_code code, const char *format, ...)

@@ -1,9 +1,10 @@
 #!/bin/bash
 # Runs the tests of bloomfilter and ends with "N passed, N failed":
 #   0. the build itself: a compiler warning counts as a failure;
-#   1. the pure core's unit tests (plain cc, no PostgreSQL);
-#   2. the pg_regress suite and the isolation specs (specs/), in a
-#      throwaway cluster (pg_virtualenv);
+#   1. the wall around the pure core (src/core includes no PostgreSQL
+#      header) and its unit tests (plain cc, no PostgreSQL);
+#   2. the pg_regress suite (test/sql) and the isolation specs (test/specs),
+#      in a throwaway cluster (pg_virtualenv);
 #   3. the suites under test/*/run.sh, each of which starts its own servers
 #      and ends with its own "N passed, N failed" line.
 #
@@ -87,6 +88,18 @@ else
 fi
 rm -f "$build_log"
 count_suite "build warnings" "$log/build-count.txt"
+
+# The core builds with plain cc because it includes no PostgreSQL header:
+# one check, failed by any file of src/core that includes one.
+echo "== src/core includes no PostgreSQL header"
+grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' src/core >"$log/core-wall.txt"
+if [ -s "$log/core-wall.txt" ]; then
+	cat "$log/core-wall.txt"
+	echo "0 passed, 1 failed" >"$log/core-wall-count.txt"
+else
+	echo "1 passed, 0 failed" >"$log/core-wall-count.txt"
+fi
+count_suite "src/core includes no PostgreSQL header" "$log/core-wall-count.txt"
 
 # One result line per core: bloom's, then qfilter's.
 for core in bloom qfilter; do

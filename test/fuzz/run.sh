@@ -1,6 +1,6 @@
 #!/bin/bash
 # test/fuzz/run.sh: coverage-guided fuzzing of bloomfilter's pure core
-# (bloom.c, sizing.c, qfilter.c), plus the core's unit tests (test_bloom.c,
+# (src/core/: bloom.c, sizing.c, qfilter.c), plus the core's unit tests (test_bloom.c,
 # test_qfilter.c) under AddressSanitizer and UBSan.
 #
 #   bash test/fuzz/run.sh [SECONDS]           fuzz for SECONDS in all (default 60)
@@ -22,6 +22,7 @@ set -u
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
+core="$repo/src/core"
 . "$here/../lib.sh"
 corpus="$here/corpus"
 targets=(validate sizing qfilter)
@@ -29,7 +30,7 @@ targets=(validate sizing qfilter)
 # -O1 keeps the sanitizers fast without optimising checks away; -g names
 # lines in reports.  No -Werror: a new compiler warning is not a finding.
 sanitize=(-fsanitize=address,undefined -fno-sanitize-recover=all)
-cflags=(-g -O1 -Wall -Wextra -I"$repo")
+cflags=(-g -O1 -Wall -Wextra -I"$core")
 
 # Longest input fuzz_validate tries: a header and 128 blocks.  Bigger values
 # reach no new code and would only slow each execution down.
@@ -85,7 +86,7 @@ ensure_fuzz_packages() {
 
 # compile OUTPUT LOG CLANG_ARGS...: one clang invocation, output in LOG.
 compile() {
-	compile_with "$repo/sizing.c" "$@"
+	compile_with "$core/sizing.c" "$@"
 }
 
 # compile_with SIZING OUTPUT LOG CLANG_ARGS...: the same, with the sizing
@@ -93,8 +94,8 @@ compile() {
 compile_with() {
 	local sizing=$1 output=$2 log=$3
 	shift 3
-	clang "${cflags[@]}" "$@" -o "$output" "$repo/bloom.c" "$sizing" "$repo/hashbuf.c" \
-		"$repo/qfilter.c" -lm >"$log" 2>&1
+	clang "${cflags[@]}" "$@" -o "$output" "$core/bloom.c" "$sizing" "$core/hashbuf.c" \
+		"$core/qfilter.c" -lm >"$log" 2>&1
 }
 
 # fuzz_validate links sizing.c built apart, at -O2 and without the
@@ -104,7 +105,7 @@ compile_with() {
 # and left fuzz_validate almost no time for anything else.  fuzz_sizing
 # fuzzes sizing.c itself under both sanitizers.
 build_plain_sizing() {
-	clang -g -O2 -I"$repo" -c -o "$work/sizing_plain.o" "$repo/sizing.c" \
+	clang -g -O2 -I"$core" -c -o "$work/sizing_plain.o" "$core/sizing.c" \
 		>"$work/sizing_plain.build.log" 2>&1
 }
 
@@ -137,7 +138,7 @@ check_corpus() {
 }
 
 build_target() {
-	local target=$1 sizing=$repo/sizing.c
+	local target=$1 sizing=$core/sizing.c
 	if [ "$target" = validate ]; then
 		if ! build_plain_sizing; then
 			show_log "$work/sizing_plain.build.log" 30
@@ -251,11 +252,11 @@ report_coverage() {
 	done
 	llvm-profdata merge -sparse "${profiles[@]}" -o "$work/cov.profdata" 2>/dev/null || return
 	llvm-cov report "$work/cov_${targets[0]}" "${objects[@]}" -instr-profile="$work/cov.profdata" \
-		"$repo/bloom.c" "$repo/sizing.c" >"$work/cov.txt" 2>&1 || return
+		"$core/bloom.c" "$core/sizing.c" >"$work/cov.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov.txt")
 	note "bloom.c and sizing.c covered by the corpora: ${totals:-unknown}"
 	llvm-cov report "$work/cov_${targets[0]}" "${objects[@]}" -instr-profile="$work/cov.profdata" \
-		"$repo/qfilter.c" >"$work/cov_qfilter.txt" 2>&1 || return
+		"$core/qfilter.c" >"$work/cov_qfilter.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov_qfilter.txt")
 	note "qfilter.c covered by the corpora: ${totals:-unknown}"
 }

@@ -54,7 +54,7 @@ index_growth() {
 		int_le "$hits" 10300
 }
 
-# specs/bloomindex_prepared: a probing loop's copy must not outlive a key
+# test/specs/bloomindex_prepared: a probing loop's copy must not outlive a key
 # committed by COMMIT PREPARED.  It needs max_prepared_transactions, which
 # make installcheck's cluster lacks, so it runs here.
 index_prepared_commit() {
@@ -65,9 +65,9 @@ index_prepared_commit() {
 		-m fast -w -t 120 restart >/dev/null 2>&1
 	mkdir -p "$iso"
 	chown postgres "$iso"
-	check "index: a probe site's copy finds a key committed by COMMIT PREPARED (specs/bloomindex_prepared)" \
+	check "index: a probe site's copy finds a key committed by COMMIT PREPARED (test/specs/bloomindex_prepared)" \
 		"$regress" --use-existing --host="$WORK/$name/sock" --port="$(cluster_port "$name")" \
-		--user=postgres --dbname="$DBNAME" --inputdir="$STRESS_DIR/../.." --outputdir="$iso" \
+		--user=postgres --dbname="$DBNAME" --inputdir="$STRESS_DIR/.." --outputdir="$iso" \
 		bloomindex_prepared
 	[ -f "$iso/regression.diffs" ] && sed 's/^/# /' "$iso/regression.diffs" | head -n 40
 }

@@ -71,7 +71,7 @@ released_script_unchanged() {
 		return 0
 	fi
 	released=$(git -C "$REPO" show "v1.0.0:bloomfilter--1.0.sql") &&
-		[ "$released" = "$(cat "$REPO/bloomfilter--1.0.sql")" ]
+		[ "$released" = "$(cat "$REPO/sql/bloomfilter--1.0.sql")" ]
 }
 
 # answered FILE: answers.sql's output, every query of it.

@@ -323,8 +323,8 @@ HashDependsOnOids(Oid typid)
 
 /*
  * What a type's own extended hash depends on besides the value.  The types
- * named here were audited (sql/keykinds.sql lists every hashable type of
- * the server with the decision taken for it); a type this code does not
+ * named here were audited (test/sql/keykinds.sql lists every hashable type
+ * of the server with the decision taken for it); a type this code does not
  * know, such as an extension's citext, may follow the locale, so its
  * filters record both the encoding and the locale.
  */
