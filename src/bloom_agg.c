@@ -418,7 +418,7 @@ ExpectedRows(FunctionCallInfo fcinfo)
 
 	if (!UngroupedAggregate(fcinfo))
 		return 0;
-	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
+	agg = (Agg *) CallingAggNode(fcinfo)->ss.ps.plan;
 	if (outerPlan(agg) == NULL)
 		return 0;
 	return outerPlan(agg)->plan_rows;

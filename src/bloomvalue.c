@@ -19,6 +19,7 @@
 #include "common/base64.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
 #include "utils/array.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
@@ -403,6 +404,14 @@ BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 		return false;			/* nothing was ever added */
 	return bf_filter_test(BloomData(bloom), header,
 						  KeyHash(key, value, header->seed, header->version));
+}
+
+AggState *
+CallingAggNode(FunctionCallInfo fcinfo)
+{
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return NULL;
+	return (AggState *) fcinfo->context;
 }
 
 MemoryContext

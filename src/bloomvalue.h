@@ -58,6 +58,14 @@ BloomDataLen(const Bloom *bloom)
 extern BF_HIDDEN MemoryContext AggregateMemoryContext(FunctionCallInfo fcinfo,
 													 const char *name);
 
+/*
+ * The Agg node calling an aggregate's support function, or NULL when
+ * another node calls it (a window aggregate) or none does: the one place
+ * that asks, for the budget, the plan shape and the row estimate.
+ */
+struct AggState;
+extern BF_HIDDEN struct AggState *CallingAggNode(FunctionCallInfo fcinfo);
+
 /* A new, empty filter with the given header, in the current context. */
 extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
 

@@ -44,6 +44,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 
+#include "bloomvalue.h"
 #include "handover.h"
 
 /*
@@ -95,11 +96,12 @@ HandOverDefineSettings(void)
 bool
 UngroupedAggregate(FunctionCallInfo fcinfo)
 {
+	AggState   *aggstate = CallingAggNode(fcinfo);
 	Agg		   *agg;
 
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+	if (aggstate == NULL)
 		return false;
-	agg = (Agg *) ((AggState *) fcinfo->context)->ss.ps.plan;
+	agg = (Agg *) aggstate->ss.ps.plan;
 	return agg->aggstrategy == AGG_PLAIN && agg->groupingSets == NIL;
 }
 
@@ -194,7 +196,7 @@ HandOverConsumer(FunctionCallInfo fcinfo)
 
 	if (!parallel_handover || IsParallelWorker() || !UngroupedAggregate(fcinfo))
 		return NULL;
-	aggstate = (AggState *) fcinfo->context;
+	aggstate = CallingAggNode(fcinfo);
 	agg = (Agg *) aggstate->ss.ps.plan;
 	stmt = aggstate->ss.ps.state->es_plannedstmt;
 	if (aggstate->aggsplit != AGGSPLIT_INITIAL_SERIAL || stmt == NULL)

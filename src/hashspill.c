@@ -86,6 +86,7 @@
 
 #include "port/pg_bitutils.h"
 
+#include "bloomvalue.h"
 #include "hashbuf.h"
 #include "hashspill.h"
 #include "qfilter.h"
@@ -139,11 +140,10 @@ struct HashSpill
 Size
 HashSpillBudget(FunctionCallInfo fcinfo)
 {
-	AggState   *aggstate;
+	AggState   *aggstate = CallingAggNode(fcinfo);
 
-	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+	if (aggstate == NULL)
 		return 0;
-	aggstate = (AggState *) fcinfo->context;
 	if (aggstate->aggstrategy == AGG_HASHED ||
 		(aggstate->aggstrategy == AGG_MIXED &&
 		 aggstate->curaggcontext == aggstate->hashcontext))
