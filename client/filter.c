@@ -44,6 +44,24 @@
 #include "sizing.h"
 #include "canonical.h"
 #include "base64.h"
+
+/*
+ * The public key kinds are the core's, value for value: the library casts
+ * a header's kind to bfc_kind and back.
+ */
+#define SAME_KIND(a, b) ((int) (a) == (int) (b))
+_Static_assert(SAME_KIND(BFC_KIND_NONE, BF_KIND_NONE) &&
+			   SAME_KIND(BFC_KIND_NUMBER, BF_KIND_NUMBER) &&
+			   SAME_KIND(BFC_KIND_FLOAT, BF_KIND_FLOAT) &&
+			   SAME_KIND(BFC_KIND_TEXT, BF_KIND_TEXT) &&
+			   SAME_KIND(BFC_KIND_BYTEA, BF_KIND_BYTEA) &&
+			   SAME_KIND(BFC_KIND_UUID, BF_KIND_UUID) &&
+			   SAME_KIND(BFC_KIND_BOOL, BF_KIND_BOOL) &&
+			   SAME_KIND(BFC_KIND_DATE, BF_KIND_DATE) &&
+			   SAME_KIND(BFC_KIND_TIMESTAMP, BF_KIND_TIMESTAMP) &&
+			   SAME_KIND(BFC_KIND_TIMESTAMPTZ, BF_KIND_TIMESTAMPTZ) &&
+			   SAME_KIND(BFC_KIND_OTHER, BF_KIND_OTHER) && BF_KIND_LAST == BF_KIND_OTHER,
+			   "bfc_kind must match the core's key kinds");
 #include "keyparse.h"
 
 struct bfc_filter
