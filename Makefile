@@ -13,7 +13,7 @@ MODULE_big = bloomfilter
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
 	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/plannersupport.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
-	src/qfilter_sql.o src/qfilter_agg.o \
+	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
 	src/bloomindexvacuum.o src/bloomindexopen.o src/bloomindexcopy.o src/bloomindexfuncs.o \
 	src/typmod.o
