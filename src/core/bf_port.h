@@ -11,6 +11,7 @@
 #define BF_PORT_H
 
 #include <stdint.h>
+#include <string.h>
 
 /*
  * Core functions stay out of the module's dynamic symbol table: calls from
@@ -61,6 +62,54 @@ bf_power_int(double base, int exponent)
 		exponent >>= 1;
 	}
 	return result;
+}
+
+/*
+ * Little-endian loads and stores: every format here is little-endian on
+ * every platform, and these are the only place that says how.
+ */
+static inline void
+bf_store_le16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t) v;
+	p[1] = (uint8_t) (v >> 8);
+}
+
+static inline uint32_t
+bf_load_le32(const uint8_t *p)
+{
+	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
+		(uint32_t) p[3] << 24;
+}
+
+static inline void
+bf_store_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t) v;
+	p[1] = (uint8_t) (v >> 8);
+	p[2] = (uint8_t) (v >> 16);
+	p[3] = (uint8_t) (v >> 24);
+}
+
+static inline uint64_t
+bf_load_le64(const uint8_t *p)
+{
+	uint64_t	v;
+
+	memcpy(&v, p, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	return v;
+}
+
+static inline void
+bf_store_le64(uint8_t *p, uint64_t v)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	v = __builtin_bswap64(v);
+#endif
+	memcpy(p, &v, 8);
 }
 
 /* Leading zero bits of a nonzero word. */

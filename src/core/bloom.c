@@ -113,40 +113,6 @@ bf_value_bytes(uint32_t nblocks)
 	return BF_HEADER_SIZE + (size_t) nblocks * BF_BLOCK_BYTES;
 }
 
-static void
-store_u32(uint8_t *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static void
-store_u64(uint8_t *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (uint8_t) (v >> (8 * i));
-}
-
-static uint32_t
-load_u32(const uint8_t *p)
-{
-	uint32_t	v = 0;
-
-	for (int i = 3; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
-static uint64_t
-load_u64(const uint8_t *p)
-{
-	uint64_t	v = 0;
-
-	for (int i = 7; i >= 0; i--)
-		v = (v << 8) | p[i];
-	return v;
-}
-
 static uint32_t
 header_checksum(const uint8_t *value, uint8_t version)
 {
@@ -173,14 +139,14 @@ bf_write_header(uint8_t *value, const BfHeader *header)
 	value[5] = header->key_kind;
 	value[6] = header->env_encoding;
 	value[7] = bf_is_chain(header) ? header->growth : 0;
-	store_u32(value + 8, header->key_tag);
-	store_u32(value + 12, bf_is_chain(header) ? header->nsegments : header->nblocks);
-	store_u64(value + 16, header->seed);
-	store_u64(value + 24, header->capacity);
-	store_u64(value + 32, fpr_bits);
-	store_u64(value + 40, header->inserted);
-	store_u32(value + 52, header->env_locale);
-	store_u32(value + 48, header_checksum(value, header->version));
+	bf_store_le32(value + 8, header->key_tag);
+	bf_store_le32(value + 12, bf_is_chain(header) ? header->nsegments : header->nblocks);
+	bf_store_le64(value + 16, header->seed);
+	bf_store_le64(value + 24, header->capacity);
+	bf_store_le64(value + 32, fpr_bits);
+	bf_store_le64(value + 40, header->inserted);
+	bf_store_le32(value + 52, header->env_locale);
+	bf_store_le32(value + 48, header_checksum(value, header->version));
 }
 
 /*
@@ -201,15 +167,15 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	header->layout = value[3];
 	header->k = value[4];
 	header->key_kind = value[5];
-	header->key_tag = load_u32(value + 8);
+	header->key_tag = bf_load_le32(value + 8);
 	header->env_encoding = value[6];
-	header->env_locale = load_u32(value + 52);
-	header->nblocks = load_u32(value + 12);
-	header->seed = load_u64(value + 16);
-	header->capacity = load_u64(value + 24);
-	fpr_bits = load_u64(value + 32);
+	header->env_locale = bf_load_le32(value + 52);
+	header->nblocks = bf_load_le32(value + 12);
+	header->seed = bf_load_le64(value + 16);
+	header->capacity = bf_load_le64(value + 24);
+	fpr_bits = bf_load_le64(value + 32);
 	memcpy(&header->fpr, &fpr_bits, sizeof(fpr_bits));
-	header->inserted = load_u64(value + 40);
+	header->inserted = bf_load_le64(value + 40);
 	header->growth = 0;
 	header->nsegments = 1;
 
@@ -246,7 +212,7 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 		return BF_ERR_CAPACITY;
 	if (!(header->fpr > 0.0 && header->fpr <= 0.5))
 		return BF_ERR_FPR;
-	if (load_u32(value + 48) != header_checksum(value, header->version))
+	if (bf_load_le32(value + 48) != header_checksum(value, header->version))
 		return BF_ERR_CHECKSUM;
 	return BF_OK;
 }
@@ -512,9 +478,9 @@ bf_is_chain(const BfHeader *header)
 static void
 read_descriptor(const uint8_t *value, size_t offset, BfSegment *segment)
 {
-	segment->nblocks = load_u32(value + offset);
+	segment->nblocks = bf_load_le32(value + offset);
 	segment->k = value[offset + 4];
-	segment->inserted = load_u64(value + offset + 8);
+	segment->inserted = bf_load_le64(value + offset + 8);
 	segment->bits = offset + BF_SEGMENT_HEADER_SIZE;
 }
 
@@ -662,7 +628,7 @@ bf_segment_last(const uint8_t *value, const BfHeader *header, BfSegment *segment
 void
 bf_segment_store_inserted(uint8_t *value, const BfSegment *segment)
 {
-	store_u64(value + segment->bits - BF_SEGMENT_HEADER_SIZE + 8, segment->inserted);
+	bf_store_le64(value + segment->bits - BF_SEGMENT_HEADER_SIZE + 8, segment->inserted);
 }
 
 BfStatus
@@ -688,7 +654,7 @@ void
 bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *next)
 {
 	memset(value + len, 0, BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES);
-	store_u32(value + len, next->nblocks);
+	bf_store_le32(value + len, next->nblocks);
 	value[len + 4] = next->k;
 	header->nsegments++;
 	bf_write_header(value, header);

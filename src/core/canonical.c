@@ -52,13 +52,6 @@ bf_numeric_int64(const uint16_t *digits, int ndigits, int weight, bool negative,
 /* Bytes of the canonical form hashed in one piece; longer ones stream. */
 #define NUMERIC_CHUNK 256
 
-static void
-store_u16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t) v;
-	p[1] = (uint8_t) (v >> 8);
-}
-
 uint64_t
 bf_hash_numeric(uint16_t sign, int weight, const uint16_t *digits, int ndigits,
 				uint64_t seed)
@@ -83,13 +76,13 @@ bf_hash_numeric(uint16_t sign, int weight, const uint16_t *digits, int ndigits,
 								   &integer))
 		return bf_hash_int64(integer, seed);
 
-	store_u16(chunk, sign);
-	store_u16(chunk + 2, (uint16_t) weight);
+	bf_store_le16(chunk, sign);
+	bf_store_le16(chunk + 2, (uint16_t) weight);
 	used = 4;
 	if (used + 2 * (size_t) ndigits <= NUMERIC_CHUNK)
 	{
 		for (int i = 0; i < ndigits; i++)
-			store_u16(chunk + 4 + 2 * i, digits[i]);
+			bf_store_le16(chunk + 4 + 2 * i, digits[i]);
 		return bf_hash(chunk, used + 2 * (size_t) ndigits, seed);
 	}
 
@@ -103,7 +96,7 @@ bf_hash_numeric(uint16_t sign, int weight, const uint16_t *digits, int ndigits,
 			XXH3_64bits_update(&state, chunk, used);
 			used = 0;
 		}
-		store_u16(chunk + used, digits[i]);
+		bf_store_le16(chunk + used, digits[i]);
 		used += 2;
 	}
 	XXH3_64bits_update(&state, chunk, used);

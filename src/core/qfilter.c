@@ -32,47 +32,6 @@
 #define QF_NO_SLOT	INT64_MIN
 
 /* ---------------------------------------------------------------------
- * Byte access: the format is little-endian on every platform.
- * ---------------------------------------------------------------------
- */
-static inline uint64_t
-load_le64(const uint8_t *p)
-{
-	uint64_t	v;
-
-	memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	return v;
-}
-
-static inline void
-store_le64(uint8_t *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline uint32_t
-load_le32(const uint8_t *p)
-{
-	return (uint32_t) p[0] | (uint32_t) p[1] << 8 | (uint32_t) p[2] << 16 |
-		(uint32_t) p[3] << 24;
-}
-
-static inline void
-store_le32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t) v;
-	p[1] = (uint8_t) (v >> 8);
-	p[2] = (uint8_t) (v >> 16);
-	p[3] = (uint8_t) (v >> 24);
-}
-
-/* ---------------------------------------------------------------------
  * Slots and blocks
  * ---------------------------------------------------------------------
  */
@@ -103,19 +62,19 @@ block_at(const uint8_t *value, const QfHeader *h, uint64_t block)
 static inline uint64_t
 occupieds(const uint8_t *value, const QfHeader *h, uint64_t block)
 {
-	return load_le64(block_at(value, h, block));
+	return bf_load_le64(block_at(value, h, block));
 }
 
 static inline uint64_t
 runends(const uint8_t *value, const QfHeader *h, uint64_t block)
 {
-	return load_le64(block_at(value, h, block) + 8);
+	return bf_load_le64(block_at(value, h, block) + 8);
 }
 
 static inline uint32_t
 block_offset(const uint8_t *value, const QfHeader *h, uint64_t block)
 {
-	return load_le32(block_at(value, h, block) + 16);
+	return bf_load_le32(block_at(value, h, block) + 16);
 }
 
 static inline bool
@@ -133,10 +92,10 @@ is_runend(const uint8_t *value, const QfHeader *h, uint64_t slot)
 static inline void
 set_bit_word(uint8_t *word, uint64_t slot, bool on)
 {
-	uint64_t	w = load_le64(word);
+	uint64_t	w = bf_load_le64(word);
 	uint64_t	bit = UINT64_C(1) << (slot % 64);
 
-	store_le64(word, on ? (w | bit) : (w & ~bit));
+	bf_store_le64(word, on ? (w | bit) : (w & ~bit));
 }
 
 static inline void
@@ -168,7 +127,7 @@ get_remainder(const uint8_t *value, const QfHeader *h, uint64_t slot)
 	uint64_t	bit = (slot % 64) * h->r;
 	const uint8_t *p = block_at(value, h, slot / 64) + QF_BLOCK_FIXED + bit / 8;
 
-	return (load_le64(p) >> (bit % 8)) & remainder_mask(h->r);
+	return (bf_load_le64(p) >> (bit % 8)) & remainder_mask(h->r);
 }
 
 static inline void
@@ -178,7 +137,7 @@ set_remainder(uint8_t *value, const QfHeader *h, uint64_t slot, uint64_t remaind
 	uint8_t    *p = block_at(value, h, slot / 64) + QF_BLOCK_FIXED + bit / 8;
 	uint64_t	mask = remainder_mask(h->r) << (bit % 8);
 
-	store_le64(p, (load_le64(p) & ~mask) | (remainder << (bit % 8)));
+	bf_store_le64(p, (bf_load_le64(p) & ~mask) | (remainder << (bit % 8)));
 }
 
 /* Bits 0..j of a word. */
@@ -276,7 +235,7 @@ static void
 refresh_offsets(uint8_t *value, const QfHeader *h, uint64_t first, uint64_t last)
 {
 	for (uint64_t block = first / 64 + 1; block <= last / 64 && block < h->total_blocks; block++)
-		store_le32(block_at(value, h, block) + 16, offset_needed(value, h, block));
+		bf_store_le32(block_at(value, h, block) + 16, offset_needed(value, h, block));
 }
 
 /* ---------------------------------------------------------------------
@@ -442,18 +401,18 @@ qf_write_header(uint8_t *value, const QfHeader *header)
 	value[3] = header->r;
 	value[4] = header->key_kind;
 	value[5] = header->env_encoding;
-	store_le32(value + 8, header->key_tag);
-	store_le32(value + 12, header->env_locale);
-	store_le64(value + 16, header->seed);
-	store_le64(value + 24, header->capacity);
+	bf_store_le32(value + 8, header->key_tag);
+	bf_store_le32(value + 12, header->env_locale);
+	bf_store_le64(value + 16, header->seed);
+	bf_store_le64(value + 24, header->capacity);
 	memcpy(value + 32, &header->fpr, 8);	/* IEEE 754, as bloom stores it */
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	store_le64(value + 32, load_le64(value + 32));
+	bf_store_le64(value + 32, bf_load_le64(value + 32));
 #endif
-	store_le64(value + 40, header->count);
-	store_le32(value + 48, header->home_blocks);
-	store_le32(value + 52, header->total_blocks);
-	store_le32(value + 56, header_checksum(value));
+	bf_store_le64(value + 40, header->count);
+	bf_store_le32(value + 48, header->home_blocks);
+	bf_store_le32(value + 52, header->total_blocks);
+	bf_store_le32(value + 56, header_checksum(value));
 }
 
 /* The key fields follow bloom's rules: environment only for "other" keys. */
@@ -482,26 +441,26 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 		return QF_ERR_MAGIC;
 	if (value[2] != QF_FORMAT_VERSION)
 		return QF_ERR_VERSION;
-	if (load_le32(value + 56) != header_checksum(value))
+	if (bf_load_le32(value + 56) != header_checksum(value))
 		return QF_ERR_CHECKSUM;
 	header->version = value[2];
 	header->r = value[3];
 	header->key_kind = value[4];
 	header->env_encoding = value[5];
-	header->key_tag = load_le32(value + 8);
-	header->env_locale = load_le32(value + 12);
-	header->seed = load_le64(value + 16);
-	header->capacity = load_le64(value + 24);
+	header->key_tag = bf_load_le32(value + 8);
+	header->env_locale = bf_load_le32(value + 12);
+	header->seed = bf_load_le64(value + 16);
+	header->capacity = bf_load_le64(value + 24);
 	{
-		uint64_t	bits = load_le64(value + 32);
+		uint64_t	bits = bf_load_le64(value + 32);
 
 		memcpy(&header->fpr, &bits, 8);
 	}
-	header->count = load_le64(value + 40);
-	header->home_blocks = load_le32(value + 48);
-	header->total_blocks = load_le32(value + 52);
+	header->count = bf_load_le64(value + 40);
+	header->home_blocks = bf_load_le32(value + 48);
+	header->total_blocks = bf_load_le32(value + 52);
 
-	if (value[6] != 0 || value[7] != 0 || load_le32(value + 60) != 0)
+	if (value[6] != 0 || value[7] != 0 || bf_load_le32(value + 60) != 0)
 		return QF_ERR_RESERVED;
 	if (!key_fields_valid(header))
 		return QF_ERR_KIND;
