@@ -268,18 +268,6 @@ bfc_from_text(const char *text, size_t len, bfc_error *err)
 	return filter;
 }
 
-static int
-hex_value(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* psql's output of f::bytea: \x and hex digits. */
 static bfc_filter *
 from_hex(const char *text, size_t len, bfc_error *err)
@@ -301,8 +289,8 @@ from_hex(const char *text, size_t len, bfc_error *err)
 	}
 	for (size_t i = 0; i < n; i++)
 	{
-		int			hi = hex_value(text[2 + 2 * i]);
-		int			lo = hex_value(text[3 + 2 * i]);
+		int			hi = bfc_hex_digit(text[2 + 2 * i]);
+		int			lo = bfc_hex_digit(text[3 + 2 * i]);
 
 		if (hi < 0 || lo < 0)
 		{

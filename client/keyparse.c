@@ -606,8 +606,8 @@ bfc_parse_bool(const char *text, size_t len, bool *out, bfc_error *err)
 	return -1;
 }
 
-static int
-hex_digit(char c)
+int
+bfc_hex_digit(char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -638,8 +638,8 @@ bfc_parse_uuid(const char *text, size_t len, uint8_t out[16], bfc_error *err)
 		int			hi;
 		int			lo;
 
-		if (at + 2 > len || (hi = hex_digit(text[at])) < 0 ||
-			(lo = hex_digit(text[at + 1])) < 0)
+		if (at + 2 > len || (hi = bfc_hex_digit(text[at])) < 0 ||
+			(lo = bfc_hex_digit(text[at + 1])) < 0)
 			goto syntax;
 		out[i] = (uint8_t) (hi << 4 | lo);
 		at += 2;
@@ -691,7 +691,7 @@ bfc_parse_bytea(const char *text, size_t len, uint8_t **out, size_t *out_len,
 				i++;
 				continue;
 			}
-			if ((hi = hex_digit(text[i])) < 0)
+			if ((hi = bfc_hex_digit(text[i])) < 0)
 			{
 				bfc_fail(err, BFC_ERR_KEY, "invalid hexadecimal digit: \"%c\"", text[i]);
 				goto fail;
@@ -701,7 +701,7 @@ bfc_parse_bytea(const char *text, size_t len, uint8_t **out, size_t *out_len,
 				bfc_fail(err, BFC_ERR_KEY, "invalid hexadecimal data: odd number of digits");
 				goto fail;
 			}
-			if ((lo = hex_digit(text[i + 1])) < 0)
+			if ((lo = bfc_hex_digit(text[i + 1])) < 0)
 			{
 				bfc_fail(err, BFC_ERR_KEY, "invalid hexadecimal digit: \"%c\"", text[i + 1]);
 				goto fail;

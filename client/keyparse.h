@@ -36,6 +36,9 @@ typedef struct BfcNumber
 } BfcNumber;
 
 /* numeric_in's syntax (PostgreSQL 15); release the result after use. */
+/* The value of a hexadecimal digit in either case, or -1. */
+extern BF_HIDDEN int bfc_hex_digit(char c);
+
 extern BF_HIDDEN int bfc_parse_number(const char *text, size_t len, BfcNumber *out,
 									  bfc_error *err);
 extern BF_HIDDEN void bfc_number_release(BfcNumber *number);
