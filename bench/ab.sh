@@ -8,8 +8,9 @@
 # than a change does, so comparing run.sh's tables of two builds shows the
 # weather as much as the change.  This builds REV and the working tree as two
 # modules under other names, loads both into one throwaway cluster, and runs
-# sum(id) and both builds' bloom_agg(id) and bloom_agg(id, N, 0.01)
-# round-robin in one session pinned to BENCH_CPU: every slow spell lands on
+# sum(id) and both builds' bloom_agg(id), bloom_agg(id, N, 0.01) and the
+# growing bloom_agg(id, N/10, 0.01, 2) (serial: the builds' states need not
+# combine alike) round-robin in one session pinned to BENCH_CPU: every slow spell lands on
 # both builds.  It prints the median, first quartile and fastest of BENCH_RUNS
 # runs (default 15) per query, as ratios to sum(id) and to REV's.
 #
@@ -81,6 +82,12 @@ create_aggregates() {
 			 DESERIALFUNC = $build.deserialize, PARALLEL = SAFE);
 		CREATE AGGREGATE $build.bloom_agg(anycompatible, bigint, float8)
 			(SFUNC = $build.add_fixed, STYPE = internal, FINALFUNC = $build.final);
+		CREATE FUNCTION $build.add_growing(internal, anycompatible, bigint, float8, integer)
+			RETURNS internal AS '\$libdir/$module', 'bloom_agg_add_growing' LANGUAGE C;
+		CREATE FUNCTION $build.final_growing(internal) RETURNS bloom
+			AS '\$libdir/$module', 'bloom_agg_final_growing' LANGUAGE C;
+		CREATE AGGREGATE $build.bloom_agg(anycompatible, bigint, float8, integer)
+			(SFUNC = $build.add_growing, STYPE = internal, FINALFUNC = $build.final_growing);
 	EOF
 }
 
@@ -94,7 +101,7 @@ summary() {
 
 report() {
 	local label
-	for label in sum a_self b_self a_fixed b_fixed; do
+	for label in sum a_self b_self a_fixed b_fixed a_growing b_growing; do
 		summary "$label"
 	done | awk '
 		{ m[$1] = $2; q[$1] = $3; f[$1] = $4; order[NR] = $1 }
@@ -167,10 +174,11 @@ main_ab() {
 	for build in a b; do
 		QUERY[${build}_self]="SELECT pg_column_size($build.bloom_agg(id)) FROM t"
 		QUERY[${build}_fixed]="SELECT pg_column_size($build.bloom_agg(id, $N, 0.01)) FROM t"
+		QUERY[${build}_growing]="SELECT pg_column_size($build.bloom_agg(id, $((N / 10)), 0.01, 2)) FROM t"
 	done
 	: >"$WORK/times"
 	echo "a = $(git -C "$BENCH_DIR/.." rev-parse --short "$REV"), b = the working tree; N = $N, $RUNS runs each, pinned to CPU $CPU"
-	measure "$RUNS" sum a_self b_self a_fixed b_fixed
+	measure "$RUNS" sum a_self b_self a_fixed b_fixed a_growing b_growing
 	report
 	if [ "${BENCH_PARALLEL:-no}" = yes ]; then
 		parallel_ab
