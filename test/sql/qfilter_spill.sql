@@ -46,8 +46,11 @@ SELECT (qfilter_info(a)).count AS a_count, (qfilter_info(c)).count AS heavy_coun
 FROM qin_memory;
 
 -- the file really is used: a limit on temporary files stops the query
+-- (the SQLSTATE only: PostgreSQL 18 quotes the setting's name)
 SET temp_file_limit = '64kB';
+\set VERBOSITY sqlstate
 SELECT qfilter_agg(id) IS NOT NULL FROM qspill_src;
+\set VERBOSITY terse
 RESET temp_file_limit;
 
 -- GROUP BY: only the large group spills, hashed or sorted
