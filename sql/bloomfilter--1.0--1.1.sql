@@ -25,7 +25,7 @@ COMMENT ON CAST (bloom AS bloom) IS 'a filter of the column''s parameters passes
 CREATE FUNCTION qfilter_typmod_in(cstring[]) RETURNS integer
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION qfilter_typmod_out(integer) RETURNS cstring
-	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+	AS 'MODULE_PATHNAME', 'bloom_typmod_out' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 CREATE FUNCTION qfilter(qfilter, integer, boolean) RETURNS qfilter
 	AS 'MODULE_PATHNAME', 'qfilter_typmod_cast' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 ALTER TYPE qfilter SET (TYPMOD_IN = qfilter_typmod_in, TYPMOD_OUT = qfilter_typmod_out);

@@ -51,16 +51,6 @@ _PG_init(void)
  * ---------------------------------------------------------------------
  */
 
-/*
- * The column's type modifier that input functions are called with (a
- * literal or COPY into a bloom(capacity, fpr) column), -1 for none.
- */
-static int32
-InputTypmod(FunctionCallInfo fcinfo)
-{
-	return PG_NARGS() >= 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : -1;
-}
-
 /* Whether bloom is a value of type bloom(typmod) (typmod.c). */
 static bool
 BloomFitsTypmod(Bloom *bloom, int32 typmod, Node *escontext)
@@ -89,7 +79,7 @@ bloom_in(PG_FUNCTION_ARGS)
 	bloom = BloomFromBytes(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION, fcinfo->context,
 						   "invalid input syntax for type bloom", input);
 	pfree(decoded);
-	if (bloom == NULL || !BloomFitsTypmod(bloom, InputTypmod(fcinfo), fcinfo->context))
+	if (bloom == NULL || !BloomFitsTypmod(bloom, InputFunctionTypmod(fcinfo), fcinfo->context))
 		PG_RETURN_NULL();
 	PG_RETURN_BLOOM_P(bloom);
 }
@@ -118,7 +108,7 @@ bloom_recv(PG_FUNCTION_ARGS)
 						   ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
 						   "invalid external binary representation for type bloom", NULL);
 	buf->cursor = buf->len;
-	BloomFitsTypmod(bloom, InputTypmod(fcinfo), NULL);
+	BloomFitsTypmod(bloom, InputFunctionTypmod(fcinfo), NULL);
 	PG_RETURN_BLOOM_P(bloom);
 }
 
@@ -161,6 +151,7 @@ bloom_typmod_in(PG_FUNCTION_ARGS)
 }
 
 PG_FUNCTION_INFO_V1(bloom_typmod_out);
+/* Also qfilter's: a modifier prints the same for both types. */
 Datum
 bloom_typmod_out(PG_FUNCTION_ARGS)
 {

@@ -138,13 +138,6 @@ KeyFingerprint(const QfHeader *header, const KeyType *key, Datum value)
  * ---------------------------------------------------------------------
  */
 
-/* As bloom's (bloomfilter.c): the column's type modifier, -1 for none. */
-static int32
-InputTypmod(FunctionCallInfo fcinfo)
-{
-	return PG_NARGS() >= 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : -1;
-}
-
 /* Whether filter is a value of type qfilter(typmod) (typmod.c). */
 static bool
 QFilterFitsTypmod(QFilter *filter, int32 typmod, Node *escontext)
@@ -173,7 +166,7 @@ qfilter_in(PG_FUNCTION_ARGS)
 	filter = QFilterFromBytes(decoded, len, ERRCODE_INVALID_TEXT_REPRESENTATION,
 							  fcinfo->context, "invalid input syntax for type qfilter");
 	pfree(decoded);
-	if (filter == NULL || !QFilterFitsTypmod(filter, InputTypmod(fcinfo), fcinfo->context))
+	if (filter == NULL || !QFilterFitsTypmod(filter, InputFunctionTypmod(fcinfo), fcinfo->context))
 		PG_RETURN_NULL();
 	PG_RETURN_POINTER(filter);
 }
@@ -201,7 +194,7 @@ qfilter_recv(PG_FUNCTION_ARGS)
 							  ERRCODE_INVALID_BINARY_REPRESENTATION, NULL,
 							  "invalid external binary representation for type qfilter");
 	buf->cursor = buf->len;
-	QFilterFitsTypmod(filter, InputTypmod(fcinfo), NULL);
+	QFilterFitsTypmod(filter, InputFunctionTypmod(fcinfo), NULL);
 	PG_RETURN_POINTER(filter);
 }
 
@@ -228,13 +221,6 @@ qfilter_typmod_in(PG_FUNCTION_ARGS)
 
 	QFilterSize(decoded.capacity, decoded.fpr, &unused);
 	PG_RETURN_INT32(typmod);
-}
-
-PG_FUNCTION_INFO_V1(qfilter_typmod_out);
-Datum
-qfilter_typmod_out(PG_FUNCTION_ARGS)
-{
-	PG_RETURN_CSTRING(FilterTypmodOut(PG_GETARG_INT32(0)));
 }
 
 PG_FUNCTION_INFO_V1(qfilter_typmod_cast);

@@ -182,6 +182,12 @@ RateText(int32 typmod)
 	return psprintf("0.%s", digits);
 }
 
+int32
+InputFunctionTypmod(FunctionCallInfo fcinfo)
+{
+	return PG_NARGS() >= 3 && !PG_ARGISNULL(2) ? PG_GETARG_INT32(2) : -1;
+}
+
 char *
 FilterTypmodOut(int32 typmod)
 {

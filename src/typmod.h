@@ -39,6 +39,12 @@ extern BF_HIDDEN int32 FilterTypmodIn(ArrayType *parameters, const char *typname
 
 extern BF_HIDDEN void FilterTypmodDecode(int32 typmod, FilterTypmod *decoded);
 
+/*
+ * The column's type modifier an input or receive function is called with
+ * (a literal, or COPY into a bloom(capacity, fpr) column), -1 for none.
+ */
+extern BF_HIDDEN int32 InputFunctionTypmod(FunctionCallInfo fcinfo);
+
 /* "(capacity,fpr[,growth])", or "" for no modifier. */
 extern BF_HIDDEN char *FilterTypmodOut(int32 typmod);
 
