@@ -510,12 +510,6 @@ bloom_intersection(PG_FUNCTION_ARGS)
  * ---------------------------------------------------------------------
  */
 
-static int64
-ClampToInt64(uint64 value)
-{
-	return value > (uint64) PG_INT64_MAX ? PG_INT64_MAX : (int64) value;
-}
-
 PG_FUNCTION_INFO_V1(bloom_info);
 /* bloom_info(filter): one row describing the filter. */
 Datum
@@ -526,7 +520,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[18];
 	bool		nulls[18] = {0};
-	BloomEstimate e;
+	BfEstimate	e;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -535,14 +529,14 @@ bloom_info(PG_FUNCTION_ARGS)
 
 	values[0] = Int32GetDatum(h.version);
 	values[1] = CStringGetTextDatum(bf_is_chain(&h) ? "chained" : "blocked512");
-	values[2] = Int64GetDatum(ClampToInt64(e.bits));
+	values[2] = Int64GetDatum(bf_clamp_int64(e.bits));
 	values[3] = Int64GetDatum((int64) BloomDataLen(bloom));
 	values[4] = Int32GetDatum(e.k);
-	values[5] = Int64GetDatum(ClampToInt64(e.capacity));
+	values[5] = Int64GetDatum(bf_clamp_int64(e.capacity));
 	values[6] = Float8GetDatum(h.fpr);
-	values[7] = Int64GetDatum(ClampToInt64(h.inserted));
-	values[8] = Int64GetDatum(ClampToInt64(e.bits_set));
-	values[9] = Float8GetDatum((double) e.bits_set / (double) e.bits);
+	values[7] = Int64GetDatum(bf_clamp_int64(h.inserted));
+	values[8] = Int64GetDatum(bf_clamp_int64(e.bits_set));
+	values[9] = Float8GetDatum(e.fill);
 	values[10] = Float8GetDatum(e.distinct);
 	values[11] = Float8GetDatum(e.fpr);
 	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
@@ -551,7 +545,7 @@ bloom_info(PG_FUNCTION_ARGS)
 		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
 	else
 		nulls[14] = true;
-	values[15] = BoolGetDatum(e.distinct > e.capacity * OVER_CAPACITY_MARGIN);
+	values[15] = BoolGetDatum(e.over_capacity);
 	values[16] = Int32GetDatum((int32) h.nsegments);
 	values[17] = Int32GetDatum(h.growth);
 	nulls[17] = !bf_is_chain(&h);
@@ -565,8 +559,7 @@ bloom_cardinality(PG_FUNCTION_ARGS)
 {
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
 	BfHeader	h;
-
-	BloomEstimate e;
+	BfEstimate	e;
 
 	BloomReadHeader(bloom, &h);
 	BloomEstimates(bloom, &h, &e);
