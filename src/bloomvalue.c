@@ -340,6 +340,9 @@ void
 CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 {
 	BfHeader	unused;
+	BfHeader	chain;
+	BfSegment	first;
+	size_t		len;
 
 	if (growth != 0 && (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH))
 		ereport(ERROR,
@@ -349,8 +352,23 @@ CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 				 errdetail("The growth factor was %d; 0 makes a filter of fixed size.",
 						   growth)));
 	SizeFilter(capacity, fpr, &unused);	/* the parameters' own errors */
-	if (growth != 0)
-		SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+	if (growth == 0)
+		return;
+	SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+
+	/*
+	 * A first segment of the largest size leaves no room for its
+	 * descriptor: the chain is refused as a filter of that size would be.
+	 */
+	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &chain) == BF_OK &&
+		bf_chain_next(&chain, BF_HEADER_SIZE, &first, &len) == BF_ERR_TOO_LARGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bloom filter cannot hold " INT64_FORMAT " values at false-positive rate %g",
+						capacity, fpr),
+				 errdetail("The first segment of a growing filter, sized for them at rate %g, would be larger with its %d-byte descriptor than the largest bloom filter, of %zu bytes (a larger one could not be dumped and restored).",
+						   fpr * 0.5, BF_SEGMENT_HEADER_SIZE, BF_MAX_VALUE_BYTES),
+				 errhint("Use a higher false-positive rate, or split the values over several filters.")));
 }
 
 Bloom *
