@@ -7,11 +7,11 @@
  *
  * Everything that decides a bit or a byte is the core's, the same source
  * files and functions the server module calls: bf_validate for every
- * input, bf_size_for for every new filter, the canonical forms of
- * canonical.h for every key, bf_filter_test for a probe,
- * bf_filter_add_growing for an add (a chain grows there), bf_chain_create
- * for a new chain, bf_union_into for a union with its header merge, and
- * bf_estimate for bloom_info's figures.  What this file adds is what the
+ * input, bf_size_for and bf_fixed_header for every new filter, the
+ * canonical forms of canonical.h for every key, bf_filter_test for a
+ * probe, bf_filter_add_growing for an add (a chain grows there),
+ * bf_chain_create for a new chain, bf_union_into for a union with its
+ * header merge, and bf_estimate for bloom_info's figures.  What this file adds is what the
  * SQL glue adds on the server side: the text form's checks (bloom_in),
  * the key kind an add writes into the header (BloomAddValue), and the
  * refusals with their messages.  A key's kind is checked as CheckKeyKind
@@ -379,17 +379,7 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 	if (!check_create(kind, capacity, err) || !size_filter(capacity, fpr, &sizing, err))
 		return NULL;
 
-	/* as SizeFilter (bloomvalue.c) fills it */
-	memset(&header, 0, sizeof(header));
-	header.version = BF_FORMAT_VERSION;
-	header.layout = BF_LAYOUT_BLOCKED512;
-	header.k = sizing.k;
-	header.key_kind = BF_KIND_NONE;
-	header.nblocks = sizing.nblocks;
-	header.capacity = capacity;
-	header.fpr = fpr;
-	header.nsegments = 1;		/* as bf_read_header decodes it */
-
+	bf_fixed_header(capacity, fpr, &sizing, &header);
 	filter = calloc(1, sizeof(bfc_filter));
 	if (filter == NULL || (filter->value = malloc(bf_value_bytes(header.nblocks))) == NULL)
 	{

@@ -294,16 +294,7 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 		: bf_size_for((uint64) capacity, fpr, &sizing);
 	if (status != BF_OK)
 		ReportSizingError(status, capacity, fpr, &sizing);
-
-	memset(header, 0, sizeof(*header));
-	header->version = BF_FORMAT_VERSION;
-	header->layout = BF_LAYOUT_BLOCKED512;
-	header->k = sizing.k;
-	header->key_kind = BF_KIND_NONE;
-	header->nblocks = sizing.nblocks;
-	header->nsegments = 1;
-	header->capacity = (uint64) capacity;
-	header->fpr = fpr;
+	bf_fixed_header((uint64) capacity, fpr, &sizing, header);
 }
 
 /*

@@ -57,14 +57,8 @@ new_filter(uint64_t capacity, double fpr, BfHeader *header)
 
 	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
 		abort();
-	memset(header, 0, sizeof(*header));
-	header->version = BF_FORMAT_VERSION;
-	header->layout = BF_LAYOUT_BLOCKED512;
-	header->k = sizing.k;
+	bf_fixed_header(capacity, fpr, &sizing, header);
 	header->key_kind = BF_KIND_NUMBER;
-	header->nblocks = sizing.nblocks;
-	header->capacity = capacity;
-	header->fpr = fpr;
 	value = malloc(bf_value_bytes(sizing.nblocks));
 	bf_init(value, header);
 	return value;
@@ -1894,6 +1888,32 @@ test_intersect_into(void)
 	free(bits);
 }
 
+/* A new filter of fixed size: the header bloom_empty writes. */
+static void
+test_fixed_header(void)
+{
+	BfSizing	sizing;
+	BfHeader	header;
+	BfHeader	decoded;
+	uint8_t    *value;
+
+	bf_size_for(1000, 0.01, &sizing);
+	bf_fixed_header(1000, 0.01, &sizing, &header);
+	value = malloc(bf_value_bytes(header.nblocks));
+	bf_init(value, &header);
+	check(header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_BLOCKED512 &&
+		  header.k == sizing.k && header.nblocks == sizing.nblocks &&
+		  header.key_kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&
+		  header.growth == 0 && header.nsegments == 1 &&
+		  bf_validate(value, bf_value_bytes(header.nblocks), &decoded) == BF_OK &&
+		  decoded.version == header.version && decoded.layout == header.layout &&
+		  decoded.k == header.k && decoded.nblocks == header.nblocks &&
+		  decoded.key_kind == BF_KIND_NONE && decoded.capacity == 1000 &&
+		  decoded.fpr == 0.01 && decoded.nsegments == 1 && decoded.growth == 0,
+		  "fixed header: as sized, no kind yet, and it decodes to itself");
+	free(value);
+}
+
 /* bf_estimate of a fixed-size filter and of a chain, and the clamp. */
 static void
 test_estimate(void)
@@ -2035,6 +2055,7 @@ main(void)
 	test_chain_growth_memory();
 	test_union_into();
 	test_intersect_into();
+	test_fixed_header();
 	test_estimate();
 	test_slices();
 	printf("%d passed, %d failed\n", passed, failed);
