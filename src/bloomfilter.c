@@ -406,50 +406,12 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* What ProbeArray's per-element test needs. */
-typedef struct ArrayProbeContext
-{
-	Bloom	   *bloom;
-	const BfHeader *header;
-	KeyType    *key;
-} ArrayProbeContext;
-
-static bool
-ProbeOneElement(Datum value, void *context)
-{
-	ArrayProbeContext *probe = (ArrayProbeContext *) context;
-
-	return BloomTestValue(probe->bloom, probe->header, probe->key, value);
-}
-
-/*
- * Probes every non-NULL element; stops at the first answer equal to
- * stop_on.  Returns NULL when no element decided it and some were NULL, as
- * x = ALL/ANY (array) do.
- */
-static Datum
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
-{
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayProbeContext probe;
-	bool		result;
-	bool		isnull;
-
-	probe.key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
-	probe.header = ProbeFilterArg(fcinfo, &BloomProbeType, 0, &probe.bloom);
-	CheckKeyKind(probe.header, probe.key);
-	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
-}
-
 PG_FUNCTION_INFO_V1(bloom_contains_all);
 /* bloom_contains_all(filter, values[]): every value may be present. */
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, false);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, false);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_any);
@@ -457,7 +419,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_any);
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, true);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, true);
 }
 
 /* ---------------------------------------------------------------------

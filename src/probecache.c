@@ -4,7 +4,8 @@
  *	  The probe cache of both filter types: per call site, the key type of
  *	  the value argument, a stored or constant filter detoasted once per
  *	  query, the last decoded header, and the first probe of a stored
- *	  filter by slices; and the probe of one value that uses it.  What differs between bloom and qfilter (reading a header,
+ *	  filter by slices; and the probes that use it, of one value and of an
+ *	  array.  What differs between bloom and qfilter (reading a header,
  *	  checking a key, testing it, slices) each type supplies in its
  *	  FilterProbeType.
  *
@@ -16,8 +17,10 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/pg_list.h"
+#include "utils/array.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
 #endif
@@ -316,4 +319,43 @@ ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int filter_a
 	type->check_key(header, key);
 	cache->kind_checked = (filter == cache->filter);
 	return type->test(filter, header, key, value);
+}
+
+/*
+ * Probes every non-NULL element of the array (argument 1) in the filter
+ * (argument 0); stops at the first answer equal to stop_on.  NULL when no
+ * element decided it and some were NULL.
+ */
+Datum
+ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type, bool stop_on)
+{
+	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
+	KeyType    *key;
+	struct varlena *filter;
+	const void *header;
+	ArrayIterator iterator;
+	Datum		value;
+	bool		isnull;
+	bool		saw_null = false;
+	bool		decided = false;
+
+	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
+	header = ProbeFilterArg(fcinfo, type, 0, &filter);
+	type->check_key(header, key);
+	iterator = array_create_iterator(array, 0, NULL);
+	while (array_iterate(iterator, &value, &isnull))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			saw_null = true;
+		else if (type->test(filter, header, key, value) == stop_on)
+		{
+			decided = true;
+			break;
+		}
+	}
+	array_free_iterator(iterator);
+	if (!decided && saw_null)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(decided ? stop_on : !stop_on);
 }

@@ -81,4 +81,11 @@ extern BF_HIDDEN const void *ProbeFilterArg(FunctionCallInfo fcinfo, const Filte
 extern BF_HIDDEN bool ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type,
 									int filter_arg, int value_arg);
 
+/*
+ * *_contains_all(filter, values[]) (stop_on false) and *_contains_any
+ * (stop_on true), with the answers of x = ALL/ANY (array).
+ */
+extern BF_HIDDEN Datum ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type,
+									 bool stop_on);
+
 #endif							/* BF_PROBECACHE_H */

@@ -314,54 +314,20 @@ qfilter_remove_all(PG_FUNCTION_ARGS)
 	return ChangeAll(fcinfo, false);
 }
 
-/* What ProbeArray's per-element test needs. */
-typedef struct ArrayProbeContext
-{
-	QFilter    *filter;
-	const QfHeader *header;
-	KeyType    *key;
-} ArrayProbeContext;
-
-static bool
-ProbeOneElement(Datum value, void *context)
-{
-	ArrayProbeContext *probe = (ArrayProbeContext *) context;
-
-	return probe->header->key_kind != BF_KIND_NONE &&
-		qf_contains(QFilterData(probe->filter), probe->header,
-					QFilterKeyFingerprint(probe->header, probe->key, value));
-}
-
-/* qfilter_contains_all and qfilter_contains_any: as x = ALL/ANY (array). */
-static Datum
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
-{
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayProbeContext probe;
-	bool		result;
-	bool		isnull;
-
-	probe.key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
-	probe.header = ProbeFilterArg(fcinfo, &QFilterProbeType, 0, &probe.filter);
-	QFilterCheckKey(probe.header, probe.key);
-	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
-}
-
 PG_FUNCTION_INFO_V1(qfilter_contains_all);
+/* qfilter_contains_all(filter, values[]): as x = ALL (array). */
 Datum
 qfilter_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, false);
+	return ProbeArrayArg(fcinfo, &QFilterProbeType, false);
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contains_any);
+/* qfilter_contains_any(filter, values[]): as x = ANY (array). */
 Datum
 qfilter_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, true);
+	return ProbeArrayArg(fcinfo, &QFilterProbeType, true);
 }
 
 /* ---------------------------------------------------------------------
