@@ -324,7 +324,7 @@ PG_FUNCTION_INFO_V1(bloom_contains);
 Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, 0, 1));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 0, 1));
 }
 
 PG_FUNCTION_INFO_V1(bloom_contained_by);
@@ -332,19 +332,13 @@ PG_FUNCTION_INFO_V1(bloom_contained_by);
 Datum
 bloom_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, 1, 0));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 1, 0));
 }
 
 /* ---------------------------------------------------------------------
  * Batch forms over arrays
  * ---------------------------------------------------------------------
  */
-
-static KeyType *
-KeyTypeOfArray(FunctionCallInfo fcinfo, ArrayType *array)
-{
-	return CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
-}
 
 /*
  * Adds a batch of hashes.  A filter changed in place must be whole at
@@ -387,7 +381,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	array = PG_GETARG_ARRAYTYPE_P(1);
-	key = KeyTypeOfArray(fcinfo, array);
+	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(*bloom, &header);
 	CheckKeyKind(&header, key);
@@ -412,50 +406,12 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* What ProbeArray's per-element test needs. */
-typedef struct ArrayProbeContext
-{
-	Bloom	   *bloom;
-	BfHeader	header;
-	KeyType    *key;
-} ArrayProbeContext;
-
-static bool
-ProbeOneElement(Datum value, void *context)
-{
-	ArrayProbeContext *probe = (ArrayProbeContext *) context;
-
-	return BloomTestValue(probe->bloom, &probe->header, probe->key, value);
-}
-
-/*
- * Probes every non-NULL element; stops at the first answer equal to
- * stop_on.  Returns NULL when no element decided it and some were NULL, as
- * x = ALL/ANY (array) do.
- */
-static Datum
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
-{
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayProbeContext probe;
-	bool		result;
-	bool		isnull;
-
-	probe.key = KeyTypeOfArray(fcinfo, array);
-	probe.bloom = ProbeFilterArg(fcinfo, 0, &probe.header);
-	CheckKeyKind(&probe.header, probe.key);
-	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
-}
-
 PG_FUNCTION_INFO_V1(bloom_contains_all);
 /* bloom_contains_all(filter, values[]): every value may be present. */
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, false);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, false);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_any);
@@ -463,7 +419,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_any);
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, true);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, true);
 }
 
 /* ---------------------------------------------------------------------

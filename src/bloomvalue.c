@@ -209,31 +209,6 @@ EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix, const char *t
 	return text;
 }
 
-bool
-ProbeArrayElements(ArrayType *array, bool stop_on, KeyProbe test, void *context, bool *isnull)
-{
-	ArrayIterator iterator = array_create_iterator(array, 0, NULL);
-	Datum		value;
-	bool		element_null;
-	bool		saw_null = false;
-	bool		decided = false;
-
-	while (array_iterate(iterator, &value, &element_null))
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (element_null)
-			saw_null = true;
-		else if (test(value, context) == stop_on)
-		{
-			decided = true;
-			break;
-		}
-	}
-	array_free_iterator(iterator);
-	*isnull = !decided && saw_null;
-	return decided ? stop_on : !stop_on;
-}
-
 /* Raises the error for a failed bf_size_for. */
 static void
 ReportSizingError(BfStatus status, int64 capacity, double fpr,

@@ -13,7 +13,6 @@
 
 #include "fmgr.h"
 #include "nodes/nodes.h"
-#include "utils/array.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
 #endif
@@ -95,16 +94,6 @@ extern BF_HIDDEN uint8 *DecodeTextForm(const char *input, const char *prefix,
 									   const char *type_name, Node *escontext, size_t *len);
 extern BF_HIDDEN char *EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix,
 									  const char *type_name);
-
-/*
- * The array probes of both filter types (*_contains_all, *_contains_any):
- * tests every non-NULL element until one answers stop_on, and gives what
- * x = ALL/ANY (array) give, NULL (*isnull) when no element decided it and
- * some were NULL.  test(value, context) is the type's probe of one key.
- */
-typedef bool (*KeyProbe) (Datum value, void *context);
-extern BF_HIDDEN bool ProbeArrayElements(ArrayType *array, bool stop_on, KeyProbe test,
-										 void *context, bool *isnull);
 
 /* Sizes a filter for (capacity, fpr): the header every constructor uses. */
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
