@@ -11,6 +11,7 @@ EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (src/core/, no PostgreSQL headers), then the glue (src/).
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
+	src/core/delta.o \
 	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/plannersupport.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
@@ -74,7 +75,7 @@ REGRESS += soft_input
 endif
 
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
-	src/core/canonical.h src/core/qfilter.h
+	src/core/canonical.h src/core/qfilter.h src/core/delta.h
 GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
 	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
@@ -111,8 +112,8 @@ fuzz:
 # also when CLIENT_CFLAGS is given (debian/rules gives it).
 CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread
 CLIENT_CPPFLAGS = -I$(srcdir)/src/core
-CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/filter.o \
-	client/keyparse.o client/base64.o
+CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/core-delta.o \
+	client/filter.o client/keyparse.o client/base64.o
 CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
 CLIENT_SONAME = libbloomfilter.so.1
 PREFIX ?= /usr/local
