@@ -17,6 +17,7 @@ OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
 	src/bloomindexvacuum.o src/bloomindexopen.o src/bloomindexcopy.o src/bloomindexfuncs.o \
+	src/bloomindexlog.o src/bloomindexsync.o \
 	src/typmod.o
 # The glue includes the core's headers by name ("bloom.h").
 PG_CPPFLAGS = -I$(srcdir)/src/core
