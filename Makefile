@@ -11,11 +11,13 @@ EXTENSION = bloomfilter
 MODULE_big = bloomfilter
 # The pure core first (src/core/, no PostgreSQL headers), then the glue (src/).
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
+	src/core/delta.o \
 	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/bloomprobe.o src/plannersupport.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
 	src/bloomindexvacuum.o src/bloomindexopen.o src/bloomindexcopy.o src/bloomindexfuncs.o \
+	src/bloomindexlog.o src/bloomindexsync.o \
 	src/typmod.o
 # The glue includes the core's headers by name ("bloom.h").
 PG_CPPFLAGS = -I$(srcdir)/src/core
@@ -28,7 +30,7 @@ DATA_built = sql/bloomfilter--$(EXTVERSION).sql
 DATA = sql/bloomfilter--1.0.sql $(addprefix sql/,$(notdir $(wildcard $(source_dir)sql/bloomfilter--*--*.sql)))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges spill qfilter_spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 # Inputs in test/sql, expected outputs in test/expected: this --inputdir
@@ -74,7 +76,7 @@ REGRESS += soft_input
 endif
 
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
-	src/core/canonical.h src/core/qfilter.h
+	src/core/canonical.h src/core/qfilter.h src/core/delta.h
 GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
 	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
@@ -111,8 +113,8 @@ fuzz:
 # also when CLIENT_CFLAGS is given (debian/rules gives it).
 CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread
 CLIENT_CPPFLAGS = -I$(srcdir)/src/core
-CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/filter.o \
-	client/keyparse.o client/base64.o
+CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/core-delta.o \
+	client/filter.o client/keyparse.o client/base64.o
 CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
 CLIENT_SONAME = libbloomfilter.so.1
 PREFIX ?= /usr/local

@@ -103,6 +103,21 @@ bf_status_message(BfStatus status)
 			return "Filters differ in parameters or key kind";
 		case BF_ERR_NO_MEMORY:
 			return "Out of memory";
+		case BF_ERR_DELTA_LENGTH:
+			return "Delta length does not match its runs (truncated, or bytes after the last run)";
+		case BF_ERR_DELTA_MAGIC:
+			return "Delta does not start with the delta magic \"BD\"";
+		case BF_ERR_DELTA_VERSION:
+			return "Unsupported delta format version (this build reads version 1)";
+		case BF_ERR_DELTA_CHECKSUM:
+			return "Delta checksum does not match";
+		case BF_ERR_DELTA_HEADER:
+			return "Delta header is inconsistent (reserved byte, layout, growth, segments or key kind)";
+		case BF_ERR_DELTA_RUN:
+			return "Delta run is empty or names a segment past the delta's segments";
+		case BF_ERR_DELTA_MISMATCH:
+			return "Delta belongs to another filter (seed, capacity, rate, key kind, growth, "
+				"format or layout differ, or the copy has more segments than the delta)";
 	}
 	return "unknown status";
 }

@@ -175,7 +175,16 @@ typedef enum BfStatus
 	BF_ERR_SEGMENTS,
 	BF_ERR_SEGMENT_SIZE,
 	BF_ERR_INCOMPATIBLE,
-	BF_ERR_NO_MEMORY
+	BF_ERR_NO_MEMORY,
+	/* a delta (delta.h) that is damaged */
+	BF_ERR_DELTA_LENGTH,
+	BF_ERR_DELTA_MAGIC,
+	BF_ERR_DELTA_VERSION,
+	BF_ERR_DELTA_CHECKSUM,
+	BF_ERR_DELTA_HEADER,
+	BF_ERR_DELTA_RUN,
+	/* a sound delta, of another filter than the copy */
+	BF_ERR_DELTA_MISMATCH
 } BfStatus;
 
 /* The decoded header of a filter. */
