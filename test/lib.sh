@@ -7,7 +7,8 @@
 #
 # Owns what every suite did the same way:
 #   - the check counters, the "ok - ..." / "not ok - ..." lines and the last
-#     "N passed, N failed" line that CI greps for;
+#     "N passed, N failed" line that CI greps for, with the runtime line
+#     before it, and the counting of check lines a program prints itself;
 #   - the one installer of Debian packages (ensure_packages), and the
 #     PostgreSQL major version everything builds and tests against
 #     (pg_major: pg_config's, or the distribution's default before anything
@@ -15,11 +16,15 @@
 #     ensure_postgresql);
 #   - whether the extension is installed for that version;
 #   - running a command as the postgres OS user;
-#   - a throwaway cluster in a directory of its own (DIR/data, DIR/server.log)
-#     listening only on a unix socket in DIR, on a given port;
-#   - registering the cleanup that runs on any exit.
+#   - the run's temporary directory ($WORK) and its throwaway clusters, each
+#     in a directory of its own (DIR/data, DIR/server.log) listening only on
+#     a unix socket in DIR, on a given port: made, started, restarted after
+#     a crash, a streaming standby of one, psql on one, stopped and removed;
+#   - registering the cleanup that runs on any exit, which stops every
+#     cluster of the run and removes $WORK.
 # Nothing here knows what a suite tests; what a suite does differently
-# (TCP listeners, other initdb options, how logs are shown) stays in it.
+# (other server settings, a TCP listener, how it talks to its servers)
+# it says in the arguments it passes.
 #
 # The cluster helpers use $PGBIN: call ensure_postgresql first.  Like make,
 # everything here asks $PG_CONFIG (default: the pg_config on PATH), so
@@ -65,6 +70,33 @@ finish() {
 	result_line
 	[ "$failed" -eq 0 ]
 	exit
+}
+
+# finish_timed: finish, after a "# runtime: N s" line (seconds since the
+# suite started).
+finish_timed() {
+	echo "# runtime: $SECONDS s"
+	finish
+}
+
+# count_checks FILE: the output of a program that prints check lines of its
+# own (a SQL script, a test program): shows its check and "#" lines and
+# counts its checks with this run's.
+count_checks() {
+	grep -E '^(ok - |not ok - |#)' "$1"
+	passed=$((passed + $(grep -c '^ok - ' "$1")))
+	failed=$((failed + $(grep -c '^not ok - ' "$1")))
+}
+
+# show_logs FILE...: the last lines of each FILE that is not empty, as "#"
+# lines, so that a failed step explains itself among the check lines.
+show_logs() {
+	local file
+	for file in "$@"; do
+		[ -s "$file" ] || continue
+		echo "# $file:"
+		tail -n 20 "$file" | sed 's/^/#   /'
+	done
 }
 
 # -------------------------------------------------------------------------
@@ -178,7 +210,15 @@ extension_installed() {
 }
 
 # -------------------------------------------------------------------------
-# The postgres user and throwaway clusters
+# The postgres user, the run's directory and its throwaway clusters
+#
+# Everything a run makes lives under one temporary directory, $WORK, and
+# each of its clusters in a directory DIR that is $WORK or $WORK/NAME: the
+# cleanup finds them there.  DIR holds the data directory (DIR/data), the
+# server's log (DIR/server.log), initdb's and pg_ctl's output (initdb.log,
+# start.log), the unix socket, and the port (DIR/port).
+
+WORK=${WORK:-}
 
 # as_postgres COMMAND ARGUMENT...: runs COMMAND as postgres.  From /, since
 # postgres may not be allowed to enter the caller's directory; arguments
@@ -187,31 +227,93 @@ as_postgres() {
 	(cd / && runuser -u postgres -- "$@")
 }
 
-# cluster_init DIR [INITDB_OPTION...]: initdb of DIR/data (DIR must be
-# writable by postgres), trust authentication, superuser postgres, UTF8 and
-# the C locale so that results do not depend on the machine.  Output on
-# stdout and stderr, for the caller to log.
+# make_workdir NAME: sets WORK to a new temporary directory,
+# bloomfilter-NAME.XXXXXX, that the postgres user may enter and write.
+make_workdir() {
+	WORK=$(mktemp -d -t "bloomfilter-$1.XXXXXX") || return 1
+	chmod 755 "$WORK" && chown postgres "$WORK"
+}
+
+# cluster_dir DIR: makes DIR, if need be, for the postgres user.
+cluster_dir() {
+	mkdir -p "$1" && chown postgres "$1"
+}
+
+# cluster_init DIR [INITDB_OPTION...]: initdb of DIR/data, trust
+# authentication, superuser postgres, UTF8 and the C locale so that results
+# do not depend on the machine.  Output on stdout and stderr, for the
+# caller to log.
 cluster_init() {
 	local dir=$1
 	shift
+	cluster_dir "$dir" || return 1
 	as_postgres "$PGBIN/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 --locale=C "$@"
 }
 
 # cluster_start DIR PORT [-c NAME=VALUE]...: starts DIR/data, logging to
 # DIR/server.log, with its socket in DIR and no TCP listener, so that
-# nothing is shared with other clusters on the machine.  Waits for it.
-# Further arguments are server options.  Output as cluster_init's.
+# nothing is shared with other clusters on the machine; a later
+# "-c listen_addresses=HOST" opens one.  Further arguments are server
+# options.  Waits for it.  Output as cluster_init's.
 cluster_start() {
 	local dir=$1 port=$2
 	shift 2
+	echo "$port" >"$dir/port"
 	as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
 		-o "-p $port -k '$dir' -c listen_addresses='' $*" start
 }
 
+# cluster_create DIR PORT [-c NAME=VALUE]...: a new cluster in DIR
+# (cluster_init, without fsync: it is thrown away), started as
+# cluster_start starts it.  Output in DIR/initdb.log and DIR/start.log; on
+# failure, their end and the server log's as "#" lines.
+cluster_create() {
+	local dir=$1
+	cluster_dir "$dir" || return 1
+	cluster_init "$dir" --no-sync >"$dir/initdb.log" 2>&1 &&
+		cluster_start "$@" >"$dir/start.log" 2>&1 && return 0
+	show_logs "$dir/initdb.log" "$dir/start.log" "$dir/server.log"
+	return 1
+}
+
+# cluster_standby PRIMARY DIR PORT [-c NAME=VALUE]...: a streaming standby
+# of PRIMARY's cluster in DIR, copied by pg_basebackup over PRIMARY's
+# socket with the settings that make it follow (-R), started as
+# cluster_start starts it.  Output and failure as cluster_create's.
+cluster_standby() {
+	local primary=$1 dir=$2
+	shift
+	cluster_dir "$dir" || return 1
+	as_postgres "$PGBIN/pg_basebackup" -h "$primary" -p "$(cluster_port "$primary")" \
+		-U postgres -D "$dir/data" -R -X stream >"$dir/initdb.log" 2>&1 &&
+		cluster_start "$@" >"$dir/start.log" 2>&1 && return 0
+	show_logs "$dir/initdb.log" "$dir/start.log" "$dir/server.log"
+	return 1
+}
+
+# cluster_port DIR: the port DIR's cluster was started on.
+cluster_port() {
+	cat "$1/port"
+}
+
+# cluster_restart DIR: stops DIR's cluster (fast) if it runs, and starts it
+# again with the options of its last start, which pg_ctl keeps in
+# DIR/data/postmaster.opts: also after a crash (cluster_stop DIR immediate),
+# through crash recovery, hence the longer wait.
+cluster_restart() {
+	as_postgres "$PGBIN/pg_ctl" -D "$1/data" -l "$1/server.log" -m fast -w -t 120 restart
+}
+
 # cluster_stop DIR [MODE]: stops DIR/data and waits (MODE fast by default;
-# immediate when the data is about to be thrown away).
+# immediate when the data is about to be thrown away, or for a crash).
 cluster_stop() {
 	as_postgres "$PGBIN/pg_ctl" -D "$1/data" -m "${2:-fast}" -w -t 60 stop
+}
+
+# cluster_drop DIR: stops DIR's cluster and removes DIR, at once rather
+# than at exit.
+cluster_drop() {
+	cluster_stop "$1" >/dev/null 2>&1 && rm -rf "$1"
 }
 
 # cluster_up DIR: whether DIR/data has a postmaster (or had one that
@@ -220,13 +322,38 @@ cluster_up() {
 	[ -f "$1/data/postmaster.pid" ]
 }
 
+# cluster_sql DIR PSQL_ARGUMENT...: psql as postgres on DIR's cluster,
+# unaligned and without headers, stopping at the first error; NOTICEs
+# (DROP ... IF EXISTS) are noise and left out.
+cluster_sql() {
+	local dir=$1
+	shift
+	PGOPTIONS="-c client_min_messages=warning" \
+		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$dir" -p "$(cluster_port "$dir")" -U postgres "$@"
+}
+
 # -------------------------------------------------------------------------
 # Cleanup
 
-# cleanup_on_exit FUNCTION: runs FUNCTION on any exit.  INT and TERM become
-# "exit 130", so that an interrupted run stops there (instead of going on
-# with the next command) and still cleans up.
+# cleanup_clusters: stops every cluster of the run, in $WORK or
+# $WORK/NAME (immediately: their data is thrown away; with SIGKILL should
+# pg_ctl fail), and removes $WORK.
+cleanup_clusters() {
+	local dir
+	[ -n "$WORK" ] && [ -d "$WORK" ] || return 0
+	for dir in "$WORK" "$WORK"/*; do
+		cluster_up "$dir" || continue
+		cluster_stop "$dir" immediate >/dev/null 2>&1 ||
+			kill -KILL "$(head -n 1 "$dir/data/postmaster.pid")" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+
+# cleanup_on_exit [FUNCTION]: runs FUNCTION (cleanup_clusters unless
+# given; a suite's own calls cleanup_clusters last) on any exit.  INT and
+# TERM become "exit 130", so that an interrupted run stops there (instead of
+# going on with the next command) and still cleans up.
 cleanup_on_exit() {
-	trap "$1" EXIT
+	trap "${1:-cleanup_clusters}" EXIT
 	trap 'exit 130' INT TERM
 }
