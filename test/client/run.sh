@@ -33,47 +33,19 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/../lib.sh"
 PORT=5571
-STARTED=$(date +%s)
 CLI="$REPO/client/bloomfilter-cli"
 PYTHON=/usr/bin/python3
 
+# The run's directory (test/lib.sh's $WORK), which holds the cluster.
 work=""
 
-finish_timed() {
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
-}
-
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
 start_cluster() {
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	chown postgres "$work"
-	cluster_init "$work" >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
-	cluster_start "$work" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-		>/dev/null 2>&1 || { cat "$work/server.log"; return 1; }
+	make_workdir client && work=$WORK &&
+		cluster_create "$work" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off
 }
 
 sql() {
-	PGOPTIONS="-c client_min_messages=warning" \
-		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres "$@"
-}
-
-# Adds the ok/not ok lines of a program's output to the counts.
-count_lines() {
-	local output=$1
-	grep -E '^(ok - |not ok - |#)' "$output"
-	passed=$((passed + $(grep -c '^ok - ' "$output")))
-	failed=$((failed + $(grep -c '^not ok - ' "$output")))
+	cluster_sql "$work" "$@"
 }
 
 golden() {
@@ -93,7 +65,7 @@ exactness() {
 	"$PYTHON" "$HERE/exact.py" --psql "$PGBIN/psql" --host "$work" --port "$PORT" \
 		--work "$work/exact" --keys "${CLIENT_KEYS:-100000}" >"$work/exact.out" 2>&1
 	local status=$?
-	count_lines "$work/exact.out"
+	count_checks "$work/exact.out"
 	if [ $status -ne 0 ]; then
 		not_ok "exact.py stopped (exit $status)"
 		grep -vE '^(ok - |not ok - |#)' "$work/exact.out" | tail -n 20 | sed 's/^/#   /'
@@ -110,7 +82,7 @@ api_tests() {
 	for flavour in static shared; do
 		LD_LIBRARY_PATH="$REPO/client" "$work/api_$flavour" | sed "s/^\(\(not \)\?ok - \)/\1$flavour library: /" \
 			>"$work/api.out" 2>&1
-		count_lines "$work/api.out"
+		count_checks "$work/api.out"
 	done
 }
 
@@ -345,7 +317,7 @@ EOF
 }
 
 main() {
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	ensure_postgresql gcc libc6-dev libxxhash-dev make python3 ||
 		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, make and python3"; finish_timed; }
 	if ! extension_installed; then

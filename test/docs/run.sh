@@ -40,46 +40,20 @@ here="$repo/test/docs"
 # Only names the socket file inside our private directory: no TCP listener.
 port=${DOCS_TEST_PORT:-5562}
 
-work=""
-
-# Records one check's result by its status (0 is a pass).
-report() {
-	if [ "$1" -eq 0 ]; then
-		ok "$2"
-	else
-		not_ok "$2"
-	fi
-}
-
 # Shows a log file indented under its check line, so a failure explains itself.
 show_log() {
 	sed 's/^/#   /' "$1"
 }
 
-# Stops the cluster and removes every file we made; runs on any exit.
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1
-		fi
-		rm -rf "$work"
-	fi
-}
-
-# Creates and starts a throwaway cluster listening only on a unix socket.
+# A throwaway cluster listening only on a unix socket.
 start_cluster() {
-	work=$(mktemp -d -t bloom-docs.XXXXXX) || return 1
-	chmod 755 "$work"
-	chown postgres "$work" || return 1
-	cluster_init "$work" >"$work/initdb.log" 2>&1 || { show_log "$work/initdb.log"; return 1; }
-	cluster_start "$work" "$port" -c fsync=off >"$work/pg_ctl.log" 2>&1 ||
-		{ show_log "$work/pg_ctl.log"; show_log "$work/server.log"; return 1; }
+	make_workdir docs && cluster_create "$WORK" "$port" -c fsync=off
 }
 
 # psql against the throwaway cluster; a runaway block cannot hang CI.
 run_psql() {
 	PGOPTIONS="-c statement_timeout=60s" "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 \
-		-h "$work" -p "$port" -U postgres "$@"
+		-h "$WORK" -p "$port" -U postgres "$@"
 }
 
 # Writes the ```sql blocks of a markdown file to $2/NNN.sql and prints one
@@ -162,22 +136,22 @@ run_document() {
 	label=${doc#"$repo"/}
 	name=$(basename "$doc" .md)
 	db="doc_$(echo "$name" | tr '[:upper:]' '[:lower:]' | tr -c 'a-z0-9_\n' '_')"
-	blocks="$work/blocks/$name"
+	blocks="$WORK/blocks/$name"
 	mkdir -p "$blocks"
 	manifest=$(extract_blocks "$doc" "$blocks")
 	[ -n "$manifest" ] || return 0
 
 	if ! prepare_database "$db" "$blocks" "$blocks/setup.log" "$manifest"; then
-		report 1 "$label: database and extension"
+		not_ok "$label: database and extension"
 		show_log "$blocks/setup.log"
 		return
 	fi
 
 	if [ -f "$here/fixtures/$name.sql" ]; then
 		if run_psql -d "$db" -f "$here/fixtures/$name.sql" >"$blocks/fixture.log" 2>&1; then
-			report 0 "$label fixture (test/docs/fixtures/$name.sql)"
+			ok "$label fixture (test/docs/fixtures/$name.sql)"
 		else
-			report 1 "$label fixture (test/docs/fixtures/$name.sql)"
+			not_ok "$label fixture (test/docs/fixtures/$name.sql)"
 			show_log "$blocks/fixture.log"
 		fi
 	fi
@@ -188,12 +162,12 @@ run_document() {
 			continue
 		fi
 		if run_psql -d "$db" -f "$blocks/$(printf %03d "$number").sql" >"$blocks/$number.log" 2>&1; then
-			report 0 "$label block $number (line $line)"
+			ok "$label block $number (line $line)"
 			if [ -n "${DOCS_TEST_VERBOSE:-}" ]; then
 				show_log "$blocks/$number.log"
 			fi
 		else
-			report 1 "$label block $number (line $line)"
+			not_ok "$label block $number (line $line)"
 			show_log "$blocks/$number.log"
 		fi
 	done <<<"$manifest"
@@ -213,7 +187,7 @@ documents_create_extension() {
 main() {
 	local doc
 	shopt -s nullglob
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	if [ "$(id -u)" -ne 0 ]; then
 		# runuser to the postgres user needs root.
 		not_ok "run as root"

@@ -28,7 +28,6 @@ set -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 PORT=5552
-STARTED=$(date +%s)
 
 # The largest value bloom.h allows: the header and as many 64-byte blocks
 # as fit in 750,000,000 bytes; its text form, "bloom:" and base64.
@@ -36,47 +35,23 @@ LARGEST_BYTES=$((56 + (750000000 - 56) / 64 * 64))
 LARGEST_TEXT=$((6 + (LARGEST_BYTES + 2) / 3 * 4))
 VALUES_ADDED=1000000
 
-work=""
-
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
-finish_timed() {
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
-}
-
-# sql DB ARGUMENT...: psql on the throwaway cluster, unaligned, no headers.
+# sql DB ARGUMENT...: psql on the throwaway cluster, in database DB.
 sql() {
 	local db=$1
 	shift
-	PGOPTIONS="-c client_min_messages=warning" \
-		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres -d "$db" "$@"
+	cluster_sql "$WORK" -d "$db" "$@"
 }
 
 # Seconds since the last call, for the "#" lines.
 lap() {
-	local now
-	now=$(date +%s)
-	echo $((now - ${last_lap:-$STARTED}))
-	last_lap=$now
+	echo $((SECONDS - ${last_lap:-0}))
+	last_lap=$SECONDS
 }
 
 start() {
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	chown postgres "$work"
 	# Unlogged tables (pg_dump keeps them unlogged) spare 1.5 GB of WAL.
-	cluster_init "$work" >"$work/initdb.log" 2>&1 &&
-		cluster_start "$work" "$PORT" -c fsync=off -c synchronous_commit=off \
-			-c full_page_writes=off >"$work/start.log" 2>&1 &&
+	make_workdir dump &&
+		cluster_create "$WORK" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off &&
 		sql postgres -c "CREATE DATABASE source" &&
 		sql postgres -c "CREATE DATABASE restored" &&
 		sql source -c "CREATE EXTENSION bloomfilter" &&
@@ -133,18 +108,18 @@ source_checks() {
 dump_and_restore() {
 	local status
 	# -Z 1: the filter is mostly zero bits; faster compression does as well
-	/usr/bin/time -f "%M" -o "$work/dump.rss" \
-		"$PGBIN/pg_dump" -Fc -Z 1 -h "$work" -p "$PORT" -U postgres -d source \
-		-f "$work/source.dump" 2>"$work/dump.err"
+	/usr/bin/time -f "%M" -o "$WORK/dump.rss" \
+		"$PGBIN/pg_dump" -Fc -Z 1 -h "$WORK" -p "$PORT" -U postgres -d source \
+		-f "$WORK/source.dump" 2>"$WORK/dump.err"
 	status=$?
-	check "pg_dump -Fc of the database with the largest filter ($(lap) s, $(($(cat "$work/dump.rss" 2>/dev/null || echo 0) / 1024)) MB)" \
-		[ "$status" -eq 0 ] || { sed 's/^/#   /' "$work/dump.err" | tail -n 10; return 1; }
-	/usr/bin/time -f "%M" -o "$work/restore.rss" \
-		"$PGBIN/pg_restore" --exit-on-error -h "$work" -p "$PORT" -U postgres -d restored \
-		"$work/source.dump" 2>"$work/restore.err"
+	check "pg_dump -Fc of the database with the largest filter ($(lap) s, $(($(cat "$WORK/dump.rss" 2>/dev/null || echo 0) / 1024)) MB)" \
+		[ "$status" -eq 0 ] || { sed 's/^/#   /' "$WORK/dump.err" | tail -n 10; return 1; }
+	/usr/bin/time -f "%M" -o "$WORK/restore.rss" \
+		"$PGBIN/pg_restore" --exit-on-error -h "$WORK" -p "$PORT" -U postgres -d restored \
+		"$WORK/source.dump" 2>"$WORK/restore.err"
 	status=$?
-	check "pg_restore into a fresh database ($(lap) s, $(($(cat "$work/restore.rss" 2>/dev/null || echo 0) / 1024)) MB)" \
-		[ "$status" -eq 0 ] || { sed 's/^/#   /' "$work/restore.err" | tail -n 10; return 1; }
+	check "pg_restore into a fresh database ($(lap) s, $(($(cat "$WORK/restore.rss" 2>/dev/null || echo 0) / 1024)) MB)" \
+		[ "$status" -eq 0 ] || { sed 's/^/#   /' "$WORK/restore.err" | tail -n 10; return 1; }
 }
 
 restored_checks() {
@@ -197,20 +172,19 @@ too_large_input() {
 }
 
 main() {
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	# The server of pg_config's major (sets PGBIN), and GNU time for the
 	# peak memory of pg_dump and pg_restore.
 	if ! ensure_postgresql time; then
 		not_ok "the PostgreSQL server and GNU time are installed"
 		finish_timed
 	fi
-	if [ ! -f "$("$PGBIN/pg_config" --sharedir)/extension/bloomfilter.control" ]; then
+	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
 	fi
 	if ! start; then
 		not_ok "starting a throwaway cluster on port $PORT"
-		cat "$work/initdb.log" "$work/start.log" "$work/server.log" 2>/dev/null | tail -n 20 | sed 's/^/#   /'
 		finish_timed
 	fi
 	capacity=$(max_capacity)
@@ -220,7 +194,7 @@ main() {
 	lap >/dev/null
 	if ! build; then
 		not_ok "building the largest filter"
-		tail -n 20 "$work/server.log" | sed 's/^/#   /'
+		tail -n 20 "$WORK/server.log" | sed 's/^/#   /'
 		finish_timed
 	fi
 	echo "# built the largest filter in $(lap) s"

@@ -21,42 +21,16 @@ set -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 . "$HERE/../lib.sh"
 PORT=5521
-STARTED=$(date +%s)
 
-work=""
-
-# The shared finish, after the runtime line.
-finish_timed() {
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
-}
-
-# Stops and removes the cluster whatever happened.
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
+# files/: where the server writes and reads COPY files.
 start_cluster() {
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	mkdir "$work/files"
-	chown postgres "$work" "$work/files"
-	cluster_init "$work" >"$work/initdb.log" 2>&1 || { cat "$work/initdb.log"; return 1; }
+	make_workdir property && cluster_dir "$WORK/files" || return 1
 	# fsync off: a crash of this cluster loses nothing of value
-	cluster_start "$work" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
-		>/dev/null 2>&1 || { cat "$work/server.log"; return 1; }
+	cluster_create "$WORK" "$PORT" -c fsync=off -c synchronous_commit=off -c full_page_writes=off
 }
 
-# psql on the throwaway cluster; NOTICEs (DROP ... IF EXISTS) are noise.
 sql() {
-	PGOPTIONS="-c client_min_messages=warning" \
-		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres "$@"
+	cluster_sql "$WORK" "$@"
 }
 
 # Counts the ok/not ok lines of a stage's output and shows them; a stage
@@ -64,17 +38,15 @@ sql() {
 run_stage() {
 	local name=$1 status
 	shift
-	sql "$@" >"$work/stage.out" 2>"$work/stage.err"
+	sql "$@" >"$WORK/stage.out" 2>"$WORK/stage.err"
 	status=$?
-	grep -E '^(ok - |not ok - |#)' "$work/stage.out"
-	passed=$((passed + $(grep -c '^ok - ' "$work/stage.out")))
-	failed=$((failed + $(grep -c '^not ok - ' "$work/stage.out")))
+	count_checks "$WORK/stage.out"
 	if [ "$status" -ne 0 ]; then
 		not_ok "$name stopped with an error"
-		sed 's/^/#   /' "$work/stage.err" | tail -n 20
+		sed 's/^/#   /' "$WORK/stage.err" | tail -n 20
 		return 1
 	fi
-	grep -v '^NOTICE' "$work/stage.err" | sed 's/^/#   /'
+	grep -v '^NOTICE' "$WORK/stage.err" | sed 's/^/#   /'
 	return 0
 }
 
@@ -84,7 +56,7 @@ forge_checksums() {
 	sql -d fuzz -c "COPY (SELECT id, encode(bytes, 'hex') FROM prop_mutant
 		WHERE class IN ('field', 'header-flip', 'huge') AND substr(bytes, 1, 2) = 'BF'
 		  AND note !~ 'checksum|byte (48|49|50|51) ') TO STDOUT" |
-		"$work/rechecksum" |
+		"$WORK/rechecksum" |
 		sql -d fuzz -c "COPY prop_forged_raw FROM STDIN"
 }
 
@@ -92,34 +64,34 @@ mutation_tests() {
 	sql -c "CREATE DATABASE fuzz" &&
 		sql -d fuzz -c "CREATE EXTENSION bloomfilter" &&
 		run_stage "building the mutants" -d fuzz -f "$HERE/mutants.sql" &&
-		gcc -O2 -Wall -o "$work/rechecksum" "$HERE/rechecksum.c" &&
+		gcc -O2 -Wall -o "$WORK/rechecksum" "$HERE/rechecksum.c" &&
 		forge_checksums ||
 		{ not_ok "mutation tests could not be set up"; return; }
-	run_stage "mutation tests" -d fuzz -v dir="$work/files" -f "$HERE/fuzz.sql"
+	run_stage "mutation tests" -d fuzz -v dir="$WORK/files" -f "$HERE/fuzz.sql"
 	sql -c "DROP DATABASE fuzz"
-	rm -rf "$work/files"/*
+	rm -rf "$WORK/files"/*
 }
 
 dump_and_restore() {
-	"$PGBIN/pg_dump" -Fc -h "$work" -p "$PORT" -U postgres -d prop -f "$work/prop.dump" \
-		2>"$work/dump.err" &&
+	"$PGBIN/pg_dump" -Fc -h "$WORK" -p "$PORT" -U postgres -d prop -f "$WORK/prop.dump" \
+		2>"$WORK/dump.err" &&
 		sql -c "CREATE DATABASE restored" &&
-		"$PGBIN/pg_restore" --exit-on-error -h "$work" -p "$PORT" -U postgres -d restored \
-			"$work/prop.dump" 2>>"$work/dump.err"
+		"$PGBIN/pg_restore" --exit-on-error -h "$WORK" -p "$PORT" -U postgres -d restored \
+			"$WORK/prop.dump" 2>>"$WORK/dump.err"
 }
 
 property_tests() {
 	sql -c "CREATE DATABASE prop" &&
 		sql -d prop -c "CREATE EXTENSION bloomfilter" &&
 		run_stage "building the value tables" -d prop -f "$HERE/values.sql" &&
-		run_stage "building the filters" -d prop -v dir="$work/files" -f "$HERE/build.sql" &&
+		run_stage "building the filters" -d prop -v dir="$WORK/files" -f "$HERE/build.sql" &&
 		run_stage "building the parallel filters" -d prop -f "$HERE/parallel.sql" ||
 		{ not_ok "property tests could not be set up"; return; }
 	if dump_and_restore; then
 		ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
 	else
 		not_ok "pg_dump -Fc of the filters and pg_restore into a fresh database"
-		sed 's/^/#   /' "$work/dump.err" | tail -n 20
+		sed 's/^/#   /' "$WORK/dump.err" | tail -n 20
 	fi
 	run_stage "checking the filters" -d prop -v restored=0 -f "$HERE/check.sql"
 	if sql -l | grep -q '^restored|'; then
@@ -136,14 +108,14 @@ server_survived() {
 	else
 		not_ok "postmaster start time changed: the server restarted"
 	fi
-	if [ "$(head -n 1 "$work/data/postmaster.pid")" = "$pid" ]; then
+	if [ "$(head -n 1 "$WORK/data/postmaster.pid")" = "$pid" ]; then
 		ok "postmaster pid unchanged"
 	else
 		not_ok "postmaster pid changed"
 	fi
-	if grep -qE 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log"; then
+	if grep -qE 'terminated by signal|terminated by exception|PANIC|TRAP:' "$WORK/server.log"; then
 		not_ok "a server process crashed"
-		grep -E 'terminated by signal|terminated by exception|PANIC|TRAP:' "$work/server.log" |
+		grep -E 'terminated by signal|terminated by exception|PANIC|TRAP:' "$WORK/server.log" |
 			head -n 5 | sed 's/^/#   /'
 	else
 		ok "no server process was terminated by a signal"
@@ -152,7 +124,7 @@ server_survived() {
 
 main() {
 	local start_time pid
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	# gcc and xxhash.h build rechecksum.c; ensure_postgresql also sets PGBIN.
 	ensure_postgresql gcc libc6-dev libxxhash-dev ||
 		{ not_ok "installing PostgreSQL, gcc and libxxhash-dev"; finish_timed; }
@@ -162,7 +134,7 @@ main() {
 	fi
 	start_cluster || { not_ok "starting a throwaway cluster on port $PORT"; finish_timed; }
 	start_time=$(sql -c 'SELECT pg_postmaster_start_time()')
-	pid=$(head -n 1 "$work/data/postmaster.pid")
+	pid=$(head -n 1 "$WORK/data/postmaster.pid")
 
 	mutation_tests
 	property_tests

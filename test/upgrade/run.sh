@@ -27,27 +27,12 @@ REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/../lib.sh"
 PORT=5561
 OLDEST=1.0
-STARTED=$(date +%s)
 
-work=""
-
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
-# sql DB ARGUMENT...: psql on the throwaway cluster, unaligned, no headers,
-# errors fatal.
+# sql DB ARGUMENT...: psql on the throwaway cluster, in database DB.
 sql() {
 	local db=$1
 	shift
-	PGOPTIONS="-c client_min_messages=warning" \
-		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres -d "$db" "$@"
+	cluster_sql "$WORK" -d "$db" "$@"
 }
 
 default_version() {
@@ -55,11 +40,8 @@ default_version() {
 }
 
 start() {
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	chown postgres "$work"
-	cluster_init "$work" >"$work/initdb.log" 2>&1 &&
-		cluster_start "$work" "$PORT" -c fsync=off >"$work/start.log" 2>&1 &&
+	make_workdir upgrade &&
+		cluster_create "$WORK" "$PORT" -c fsync=off &&
 		for db in upgraded fresh; do sql postgres -c "CREATE DATABASE $db" || return 1; done
 }
 
@@ -90,8 +72,8 @@ same_lines() {
 }
 
 main() {
-	cleanup_on_exit cleanup
-	ensure_postgresql || { echo "0 passed, 1 failed"; exit 1; }
+	cleanup_on_exit
+	ensure_postgresql || { not_ok "the PostgreSQL server is installed"; finish; }
 	local current
 	current=$(default_version)
 	echo "# from $OLDEST to $current, PostgreSQL $PG_MAJOR, port $PORT"
@@ -101,41 +83,40 @@ main() {
 	check "the shipped bloomfilter--1.0.sql is v1.0.0's" released_script_unchanged
 	check "CREATE EXTENSION bloomfilter VERSION '$OLDEST' and its values" \
 		sql upgraded -c "CREATE EXTENSION bloomfilter VERSION '$OLDEST'" -f "$HERE/values.sql"
-	sql upgraded -f "$HERE/answers.sql" >"$work/answers.before" 2>&1
-	sed "s/^/#   /" "$work/answers.before"
-	check "answers at $OLDEST ($(wc -l <"$work/answers.before") lines)" \
-		answered "$work/answers.before"
+	sql upgraded -f "$HERE/answers.sql" >"$WORK/answers.before" 2>&1
+	sed "s/^/#   /" "$WORK/answers.before"
+	check "answers at $OLDEST ($(wc -l <"$WORK/answers.before") lines)" \
+		answered "$WORK/answers.before"
 	check "pg_dump at $OLDEST" \
-		"$PGBIN/pg_dump" -Fc -h "$work" -p "$PORT" -U postgres -d upgraded -f "$work/at-oldest.dump"
+		"$PGBIN/pg_dump" -Fc -h "$WORK" -p "$PORT" -U postgres -d upgraded -f "$WORK/at-oldest.dump"
 
 	check "ALTER EXTENSION bloomfilter UPDATE" sql upgraded -c "ALTER EXTENSION bloomfilter UPDATE"
 	check "the updated extension is at version $current" \
 		[ "$(sql upgraded -c "SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'")" = "$current" ]
 	sql fresh -c "CREATE EXTENSION bloomfilter" >/dev/null
-	sql upgraded -f "$HERE/objects.sql" >"$work/objects.upgraded" 2>&1
-	sql fresh -f "$HERE/objects.sql" >"$work/objects.fresh" 2>&1
-	check "the updated extension's $(wc -l <"$work/objects.upgraded") members and their definitions equal a fresh install's ($(wc -l <"$work/objects.fresh"))" \
-		same_lines "members" "$work/objects.upgraded" "$work/objects.fresh"
-	sql upgraded -f "$HERE/answers.sql" >"$work/answers.updated" 2>&1
+	sql upgraded -f "$HERE/objects.sql" >"$WORK/objects.upgraded" 2>&1
+	sql fresh -f "$HERE/objects.sql" >"$WORK/objects.fresh" 2>&1
+	check "the updated extension's $(wc -l <"$WORK/objects.upgraded") members and their definitions equal a fresh install's ($(wc -l <"$WORK/objects.fresh"))" \
+		same_lines "members" "$WORK/objects.upgraded" "$WORK/objects.fresh"
+	sql upgraded -f "$HERE/answers.sql" >"$WORK/answers.updated" 2>&1
 	check "the values and indexes made at $OLDEST answer the same after the update" \
-		same_lines "answers" "$work/answers.before" "$work/answers.updated"
+		same_lines "answers" "$WORK/answers.before" "$WORK/answers.updated"
 
 	sql postgres -c "CREATE DATABASE restored_oldest" -c "CREATE DATABASE restored_updated" >/dev/null
 	check "the $OLDEST dump restores into a database that installs $current" \
-		"$PGBIN/pg_restore" -h "$work" -p "$PORT" -U postgres -d restored_oldest --exit-on-error "$work/at-oldest.dump"
+		"$PGBIN/pg_restore" -h "$WORK" -p "$PORT" -U postgres -d restored_oldest --exit-on-error "$WORK/at-oldest.dump"
 	check "restored from the $OLDEST dump: extension at $current" \
 		[ "$(sql restored_oldest -c "SELECT extversion FROM pg_extension WHERE extname = 'bloomfilter'")" = "$current" ]
-	sql restored_oldest -f "$HERE/answers.sql" >"$work/answers.restored_oldest" 2>&1
+	sql restored_oldest -f "$HERE/answers.sql" >"$WORK/answers.restored_oldest" 2>&1
 	check "restored from the $OLDEST dump: the same answers" \
-		same_lines "answers" "$work/answers.before" "$work/answers.restored_oldest"
-	"$PGBIN/pg_dump" -Fc -h "$work" -p "$PORT" -U postgres -d upgraded -f "$work/updated.dump" &&
+		same_lines "answers" "$WORK/answers.before" "$WORK/answers.restored_oldest"
+	"$PGBIN/pg_dump" -Fc -h "$WORK" -p "$PORT" -U postgres -d upgraded -f "$WORK/updated.dump" &&
 		check "the updated database's dump restores" \
-			"$PGBIN/pg_restore" -h "$work" -p "$PORT" -U postgres -d restored_updated --exit-on-error "$work/updated.dump"
-	sql restored_updated -f "$HERE/answers.sql" >"$work/answers.restored_updated" 2>&1
+			"$PGBIN/pg_restore" -h "$WORK" -p "$PORT" -U postgres -d restored_updated --exit-on-error "$WORK/updated.dump"
+	sql restored_updated -f "$HERE/answers.sql" >"$WORK/answers.restored_updated" 2>&1
 	check "restored from the updated database's dump: the same answers" \
-		same_lines "answers" "$work/answers.before" "$work/answers.restored_updated"
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
+		same_lines "answers" "$WORK/answers.before" "$WORK/answers.restored_updated"
+	finish_timed
 }
 
 main "$@"
