@@ -33,8 +33,6 @@ SHARD_FILTER="bloom_agg(user_id, 300000, 0.01)"
 # Ids 1000001..1100000 are on no shard: they measure the false-positive rate.
 ABSENT_IDS="generate_series(1000001, 1100000)"
 
-tmp=""
-
 # -------------------------------------------------------------------------
 # Reporting (ok, not_ok and finish come from test/lib.sh)
 
@@ -66,43 +64,26 @@ check_prerequisites() {
 # -------------------------------------------------------------------------
 # Throwaway servers
 
-# Stops every server this run started (their data directories are all
-# under $tmp) and removes $tmp; runs on any exit.
+# Stops every server this run started (test/lib.sh finds them in $WORK)
+# and removes $WORK; runs on any exit.
 cleanup() {
-	local dir
-	[ -n "$tmp" ] && [ -d "$tmp" ] || return 0
 	# A server still being created in the background must not outlive us.
 	wait 2>/dev/null
-	for dir in "$tmp"/coordinator "$tmp"/shard1 "$tmp"/shard2; do
-		[ -f "$dir/postmaster.pid" ] &&
-			as_postgres "$PGBIN/pg_ctl" -D "$dir" -m immediate -w stop >/dev/null 2>&1
-	done
-	rm -rf "$tmp"
+	cleanup_clusters
 }
 
-# Creates and starts one server: name, port.  Durability is off because the
-# data is thrown away; only the loopback address and $tmp's socket are used.
+# Creates and starts one server in $WORK/NAME: name, port.  Durability is
+# off because the data is thrown away.  The shards listen on the loopback
+# address, where the coordinator's postgres_fdw reaches them, and so does
+# the coordinator, where psql reaches it.
 start_server() {
-	local name=$1 port=$2 dir=$tmp/$1
-	as_postgres "$PGBIN/initdb" -D "$dir" -U postgres -A trust -E UTF8 --locale=C -N \
-		>"$tmp/$name.initdb.log" 2>&1 || return 1
-	cat >>"$dir/postgresql.conf" <<-EOF
-		listen_addresses = '$HOST'
-		port = $port
-		unix_socket_directories = '$tmp'
-		max_connections = 20
-		shared_buffers = 32MB
-		fsync = off
-		synchronous_commit = off
-		full_page_writes = off
-	EOF
-	as_postgres "$PGBIN/pg_ctl" -D "$dir" -l "$tmp/$name.log" -w -t 60 start \
-		>/dev/null 2>&1
+	cluster_create "$WORK/$1" "$2" -c listen_addresses=$HOST -c max_connections=20 \
+		-c shared_buffers=32MB -c fsync=off -c synchronous_commit=off -c full_page_writes=off
 }
 
 # Starts the three servers at once (initdb dominates the run time).
 start_servers() {
-	local pids=() pid status=0 name
+	local pids=() pid status=0
 	start_server coordinator $COORD_PORT &
 	pids+=($!)
 	start_server shard1 $SHARD1_PORT &
@@ -113,9 +94,6 @@ start_servers() {
 		wait "$pid" || status=1
 	done
 	if [ $status -ne 0 ]; then
-		for name in coordinator shard1 shard2; do
-			tail -n 5 "$tmp/$name.initdb.log" "$tmp/$name.log" 2>/dev/null
-		done | sed 's/^/#   /'
 		fail "three servers start on $HOST ports $COORD_PORT-$SHARD2_PORT (a port in use?)"
 		finish
 	fi
@@ -356,8 +334,7 @@ check_transport() {
 
 main() {
 	check_prerequisites
-	tmp=$(mktemp -d)
-	chown postgres: "$tmp"
+	make_workdir fdw || { fail "a temporary directory"; finish; }
 	start_servers
 	load_shards
 	setup_coordinator
