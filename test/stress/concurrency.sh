@@ -76,6 +76,6 @@ run_concurrency() {
 	check "concurrency: the ${writes:-?} writer transactions pgbench counted left ${VERIFY[logged]:-?} log rows (within one)" \
 		within_one "${writes:-x}" "${VERIFY[logged]:-y}"
 	check_filters_against_log "$name" "concurrency"
-	drop_cluster "$name"
+	cluster_drop "$WORK/$name"
 	echo "# part 1 took $((SECONDS - started)) s"
 }

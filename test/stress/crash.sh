@@ -22,9 +22,9 @@ recoveries_logged() {
 crash_and_recover() {
 	local name=$1 bench_pid=$2 recoveries=$3 alive=no
 	kill -0 "$bench_pid" 2>/dev/null && alive=yes
-	crash_cluster "$name"
+	cluster_stop "$WORK/$name" immediate >/dev/null 2>&1
 	wait_background "$bench_pid"
-	[ $alive = yes ] && start_cluster "$name" &&
+	[ $alive = yes ] && cluster_restart "$WORK/$name" >/dev/null 2>&1 &&
 		int_eq "$(recoveries_logged "$name")" "$recoveries"
 }
 
@@ -68,6 +68,6 @@ run_crash() {
 	for round in $(seq 1 $CRASH_ROUNDS); do
 		crash_round "$name" "$round"
 	done
-	drop_cluster "$name"
+	cluster_drop "$WORK/$name"
 	echo "# part 2 took $((SECONDS - started)) s"
 }

@@ -1,6 +1,6 @@
 # index.sh: part 5 of the stress tests, sourced by run.sh: the bloomfilter
 # index under 8 pgbench writers and a reader, an immediate stop in the
-# middle of the writes, and a streaming standby on the loopback.  The index
+# middle of the writes, and a streaming standby.  The index
 # starts at a capacity of 2,000 keys, so the writers make it grow by
 # segments while they race each other, the crash and the standby's replay.
 #
@@ -61,12 +61,11 @@ index_prepared_commit() {
 	local name=$1 iso=$WORK/iso regress
 	regress=$("${PG_CONFIG:-pg_config}" --pkglibdir)/pgxs/src/test/isolation/pg_isolation_regress
 	db "$name" "ALTER SYSTEM SET max_prepared_transactions = 4" >/dev/null
-	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$name/data" -l "$WORK/$name/server.log" \
-		-m fast -w -t 120 restart >/dev/null 2>&1
+	cluster_restart "$WORK/$name" >/dev/null 2>&1
 	mkdir -p "$iso"
 	chown postgres "$iso"
 	check "index: a probe site's copy finds a key committed by COMMIT PREPARED (test/specs/bloomindex_prepared)" \
-		"$regress" --use-existing --host="$WORK/$name/sock" --port="$(cluster_port "$name")" \
+		"$regress" --use-existing --host="$WORK/$name" --port="$(cluster_port "$WORK/$name")" \
 		--user=postgres --dbname="$DBNAME" --inputdir="$STRESS_DIR/.." --outputdir="$iso" \
 		bloomindex_prepared
 	[ -f "$iso/regression.diffs" ] && sed 's/^/# /' "$iso/regression.diffs" | head -n 40
@@ -135,21 +134,10 @@ index_copy_sees_commits() {
 		[ "$got" = "found: t" ]
 }
 
-# A physical standby of the primary, streaming over the loopback.
+# A physical standby of the primary, streaming over its socket; jit off
+# as on the primary (prepare_cluster).
 start_standby() {
-	local primary=$1 name=$2 dir=$WORK/$2
-	mkdir -p "$dir/sock"
-	chown -R postgres "$dir"
-	CLUSTERS+=("$dir")
-	as_postgres "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$(cluster_port "$primary")" -U postgres \
-		-D "$dir/data" -R -X stream >"$dir/basebackup.log" 2>&1 ||
-		{ tail -n 5 "$dir/basebackup.log" | sed 's/^/# /'; return 1; }
-	cat >>"$dir/data/postgresql.conf" <<-EOF2
-		port = $STANDBY_PORT
-		unix_socket_directories = '$dir/sock'
-		hot_standby = on
-	EOF2
-	start_cluster "$name"
+	cluster_standby "$WORK/$1" "$WORK/$2" $STANDBY_PORT -c jit=off -c hot_standby=on
 }
 
 # Whether the standby has replayed everything the primary has written.
@@ -179,7 +167,7 @@ index_standby() {
 		int_eq "$missing" 0
 	check "index: bloom_index_verify on the standby checks every row ($(verify_index "$standby") of $rows)" \
 		int_eq "$(verify_index "$standby")" "$rows"
-	drop_cluster "$standby"
+	cluster_drop "$WORK/$standby"
 }
 
 run_index() {
@@ -200,6 +188,6 @@ run_index() {
 	index_concurrent_growth "$name"
 	index_prepared_commit "$name"
 	index_standby "$name"
-	drop_cluster "$name"
+	cluster_drop "$WORK/$name"
 	echo "# part 5 took $((SECONDS - started)) s"
 }

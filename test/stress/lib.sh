@@ -1,20 +1,17 @@
 # lib.sh: shared plumbing of the stress tests, sourced by run.sh.
 #
-# Owns the stress tests' own throwaway clusters (on 127.0.0.1, with their
-# settings in postgresql.conf so that they survive a crash: initdb, start,
-# crash, stop, removal on exit), the background processes the parts start,
-# and small psql/pgbench wrappers.  The check counters and lines (ok,
-# not_ok, check), as_postgres and ensure_postgresql (which sets $PGBIN) come
-# from test/lib.sh, which run.sh sources first.  Nothing here knows what a
-# part tests.
+# Owns what the parts share beyond test/lib.sh: a cluster NAME with the
+# extension and a part's schema (in $WORK/NAME, made, restarted after a
+# crash and removed with test/lib.sh's cluster helpers), the background
+# processes the parts start, and small psql/pgbench wrappers.  The check
+# counters and lines (ok, not_ok, check), the clusters, $WORK and
+# ensure_postgresql (which sets $PGBIN) come from test/lib.sh, which run.sh
+# sources first.  Nothing here knows what a part tests.
 
 DBNAME=stress
 
-# Everything a run creates lives under one directory, removed on exit.
-WORK=
-# Cluster directories started so far, and background jobs still running:
-# cleanup ends exactly these, by pid, if the run stops early.
-CLUSTERS=()
+# Background jobs still running: cleanup ends exactly these, by pid, if the
+# run stops early.
 BACKGROUND=()
 
 # ---------------------------------------------------------------------
@@ -72,12 +69,6 @@ ensure_tools() {
 	command -v runuser >/dev/null || { echo "# missing runuser"; return 1; }
 }
 
-make_workdir() {
-	WORK=$(mktemp -d /tmp/bloom-stress.XXXXXX) || return 1
-	# The postgres user must reach the cluster directories inside.
-	chmod 755 "$WORK"
-}
-
 track_background() {
 	BACKGROUND+=("$1")
 }
@@ -94,75 +85,29 @@ wait_background() {
 	return $status
 }
 
-# The EXIT trap: ends our background jobs and clusters, removes $WORK.
+# The EXIT trap: ends our background jobs, then our clusters, removes $WORK.
 cleanup() {
-	local pid dir
+	local pid
 	for pid in "${BACKGROUND[@]}"; do
 		kill "$pid" 2>/dev/null
 	done
-	for dir in "${CLUSTERS[@]}"; do
-		[ -f "$dir/data/postmaster.pid" ] &&
-			as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -m immediate \
-				-w stop >/dev/null 2>&1
-	done
-	[ -n "$WORK" ] && rm -rf "$WORK"
+	cleanup_clusters
 }
 
 # ---------------------------------------------------------------------
 # Clusters
 # ---------------------------------------------------------------------
 
-# Creates a cluster in $WORK/<name> listening on 127.0.0.1:<port> and a
-# private socket directory.  Settings go into postgresql.conf so that a
-# restart after a crash comes back the same.
-create_cluster() {
-	local name=$1 port=$2 dir=$WORK/$1
-	mkdir -p "$dir/data" "$dir/sock"
-	chown -R postgres "$dir"
-	CLUSTERS+=("$dir")
-	as_postgres "$PGBIN/initdb" -N -A trust -U postgres -D "$dir/data" \
-		>"$dir/initdb.log" 2>&1 || { sed 's/^/# /' "$dir/initdb.log"; return 1; }
-	# jit off: the 10M-row queries would cross jit_above_cost and the 1M-row
-	# ones not, and loading LLVM would then count as a memory difference.
-	cat >>"$dir/data/postgresql.conf" <<-EOF
-		listen_addresses = '127.0.0.1'
-		port = $port
-		unix_socket_directories = '$dir/sock'
-		jit = off
-	EOF
-}
-
-start_cluster() {
-	local dir=$WORK/$1
-	as_postgres "$PGBIN/pg_ctl" -D "$dir/data" -l "$dir/server.log" \
-		-w -t 120 start >/dev/null 2>&1 ||
-		{ tail -n 5 "$dir/server.log" | sed 's/^/# /'; return 1; }
-}
-
-# The crash: every server process is killed, no shutdown checkpoint.
-crash_cluster() {
-	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m immediate \
-		-w stop >/dev/null 2>&1
-}
-
-# Stops a cluster and removes its files at once, rather than all at exit.
-drop_cluster() {
-	as_postgres "$PGBIN/pg_ctl" -D "$WORK/$1/data" -m fast \
-		-w stop >/dev/null 2>&1 && rm -rf "${WORK:?}/$1"
-}
-
-cluster_port() {
-	sed -n 's/^port = //p' "$WORK/$1/data/postgresql.conf" | tail -n 1
-}
-
-# A running cluster with the test database, the extension and <sql-file>;
-# on failure, says why in "#" lines.
+# A running cluster in $WORK/<name>, on <port>, with the test database, the
+# extension and <sql-file>; on failure, says why in "#" lines.  jit off:
+# the 10M-row queries would cross jit_above_cost and the 1M-row ones not,
+# and loading LLVM would then count as a memory difference.  The option
+# holds across cluster_restart, which restarts with the last start's.
 prepare_cluster() {
 	local name=$1 port=$2 sql_file=$3 log=$WORK/$1-setup.log
-	create_cluster "$name" "$port" && start_cluster "$name" || return 1
+	cluster_create "$WORK/$name" "$port" -c jit=off || return 1
 	{
-		"$PGBIN/psql" -X -q -h "$WORK/$name/sock" -p "$port" -U postgres \
-			-d postgres -c "CREATE DATABASE $DBNAME" 2>&1 &&
+		cluster_sql "$WORK/$name" -d postgres -c "CREATE DATABASE $DBNAME" 2>&1 &&
 			db "$name" "CREATE EXTENSION bloomfilter" &&
 			db_file "$name" "$sql_file"
 	} >"$log" && return 0
@@ -180,20 +125,20 @@ prepare_cluster() {
 db() {
 	local name=$1
 	shift
-	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name/sock" \
-		-p "$(cluster_port "$name")" -U postgres -d "$DBNAME" -c "$*" 2>&1
+	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name" \
+		-p "$(cluster_port "$WORK/$name")" -U postgres -d "$DBNAME" -c "$*" 2>&1
 }
 
 db_file() {
-	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$1/sock" \
-		-p "$(cluster_port "$1")" -U postgres -d "$DBNAME" -f "$2" 2>&1
+	"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$1" \
+		-p "$(cluster_port "$WORK/$1")" -U postgres -d "$DBNAME" -f "$2" 2>&1
 }
 
 # pgbench against cluster <name>; further arguments are pgbench's.
 bench() {
 	local name=$1
 	shift
-	"$PGBIN/pgbench" -n -h "$WORK/$name/sock" -p "$(cluster_port "$name")" \
+	"$PGBIN/pgbench" -n -h "$WORK/$name" -p "$(cluster_port "$WORK/$name")" \
 		-U postgres "$@" "$DBNAME"
 }
 
@@ -213,7 +158,7 @@ bench_script_transactions() {
 bench_background() {
 	local name=$1 out=$2
 	shift 2
-	"$PGBIN/pgbench" -n -h "$WORK/$name/sock" -p "$(cluster_port "$name")" \
+	"$PGBIN/pgbench" -n -h "$WORK/$name" -p "$(cluster_port "$WORK/$name")" \
 		-U postgres "$@" "$DBNAME" >"$out" 2>&1 &
 	track_background $!
 }

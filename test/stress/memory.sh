@@ -73,8 +73,8 @@ measure_query() {
 	MEASURED_RSS_MAX_KB="" MEASURED_SAMPLES=""
 	rm -f "$stopfile"
 	coproc SESSION {
-		"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name/sock" \
-			-p "$(cluster_port "$name")" -U postgres -d "$DBNAME" 2>&1
+		"$PGBIN/psql" -X -A -t -q -v ON_ERROR_STOP=1 -h "$WORK/$name" \
+			-p "$(cluster_port "$WORK/$name")" -U postgres -d "$DBNAME" 2>&1
 	}
 	# shellcheck disable=SC2153 # coproc sets SESSION_PID
 	session_pid=$SESSION_PID
@@ -219,6 +219,6 @@ run_memory() {
 		20000 200000 count_result_ok
 	check_spill_memory "$name" bloom_agg "(bloom_info(f)).inserted"
 	check_spill_memory "$name" qfilter_agg "(qfilter_info(f)).count"
-	drop_cluster "$name"
+	cluster_drop "$WORK/$name"
 	echo "# part 3 took $((SECONDS - started)) s"
 }

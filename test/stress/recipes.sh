@@ -168,6 +168,6 @@ run_recipes() {
 		all_of int_eq "${RECIPES_MISSING_AFTER:-x}" 0 -- int_gt "${RECIPES_COMMITTED:-x}" 0
 	check "recipes: ${RECIPES_MISSING_END:-?} of ${RECIPES_COMMITTED:-?} committed ids missing at the end (bloom_contains_all: ${RECIPES_IN_SYNC:-?})" \
 		all_of int_eq "${RECIPES_MISSING_END:-x}" 0 -- [ "$RECIPES_IN_SYNC" = t ]
-	drop_cluster "$name"
+	cluster_drop "$WORK/$name"
 	echo "# part 4 took $((SECONDS - started)) s"
 }

@@ -1,8 +1,8 @@
 #!/bin/bash
 # run.sh: the stress tests of bloomfilter: concurrency, crash recovery,
 # memory, the cookbook's sync recipes under concurrent inserts, and the
-# bloomfilter index (crash, standby), each in its own throwaway cluster on
-# 127.0.0.1 (ports 5511-5516).
+# bloomfilter index (crash, standby), each in its own throwaway cluster
+# (test/lib.sh's: a unix socket only, ports 5511-5516).
 #
 # Run as root on a machine where the extension is installed (CI runs it
 # after scripts/test.sh); installs the server of pg_config's PostgreSQL
@@ -31,12 +31,12 @@ interrupted() {
 
 main() {
 	local started=$SECONDS
-	trap cleanup EXIT
+	cleanup_on_exit cleanup
 	trap "interrupted 130" INT
 	trap "interrupted 143" TERM
-	if ! ensure_tools || ! make_workdir; then
-		echo "0 passed, 1 failed"
-		exit 1
+	if ! ensure_tools || ! make_workdir stress; then
+		not_ok "stress tests set up: the server's programs and a temporary directory"
+		finish
 	fi
 	# Any current directory works; ours is one nobody else uses.
 	cd "$WORK" || exit 1
