@@ -33,9 +33,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$REPO/test/lib.sh"
 DEFAULT_VERSION=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/bloomfilter.control")
 
-work=""            # temporary directory: the tree's copy, logs, the .deb
+work=""            # test/lib.sh's $WORK: the tree's copy, logs, the .deb, the cluster
 source_dir=""      # the tree's copy, where the package is built
-cluster=""         # the throwaway cluster's directory (owned by postgres)
+cluster=""         # the throwaway cluster's directory, in $work
 cluster_running=""
 deb_installed=""
 restore_needed=""  # set once installing the package may have replaced files
@@ -243,12 +243,8 @@ run_client_autopkgtest() {
 # A cluster of its own, its socket in its own directory: nothing shared
 # with the system's clusters or other suites' pg_virtualenv clusters.
 start_cluster() {
-	cluster=$(mktemp -d /tmp/bloomfilter-package-pg.XXXXXX)
-	chown postgres: "$cluster"
-	cluster_init "$cluster" --no-sync >"$work/initdb.log" 2>&1 ||
-		{ show_log "$work/initdb.log"; return 1; }
-	cluster_start "$cluster" "$PORT" >"$work/pg_ctl.log" 2>&1 ||
-		{ show_log "$work/pg_ctl.log"; show_log "$cluster/server.log"; return 1; }
+	cluster=$work/cluster
+	cluster_create "$cluster" "$PORT" || return 1
 	cluster_running=1
 }
 
@@ -267,7 +263,7 @@ sql_gives() {
 }
 
 stop_cluster() {
-	cluster_stop "$cluster" >>"$work/pg_ctl.log" 2>&1 || return 1
+	cluster_stop "$cluster" >>"$cluster/start.log" 2>&1 || return 1
 	cluster_running=""
 }
 
@@ -311,8 +307,7 @@ cleanup() {
 		dpkg --purge "$PACKAGE" "$CLIENT_PACKAGE" >/dev/null 2>&1 && deb_installed=""
 	fi
 	[ -n "$restore_needed" ] && [ -n "$source_dir" ] && restore_make_install
-	[ -n "$cluster" ] && rm -rf "$cluster"
-	[ -n "$work" ] && rm -rf "$work"
+	cleanup_clusters
 }
 
 main() {
@@ -322,9 +317,9 @@ main() {
 		finish
 	fi
 	cleanup_on_exit cleanup
-	work=$(mktemp -d /tmp/bloomfilter-package.XXXXXX)
-	# apt reads the local .deb as user _apt.
-	chmod 755 "$work"
+	# apt reads the local .deb as user _apt: make_workdir's is 755.
+	make_workdir package || { not_ok "a temporary directory"; finish; }
+	work=$WORK
 
 	check "build tools installed (dpkg-dev, debhelper, postgresql-server-dev-all)" install_build_tools || finish
 	# A package left by an interrupted run would hide whether the make
