@@ -40,6 +40,7 @@ validate_max_len=$((56 + 128 * 64))
 # blocks (the largest seed is 2.5 KB), or a few hundred operations.
 qfilter_max_len=12000
 
+# The run's directory (test/lib.sh's $WORK): the fuzzers, their logs.
 work=""
 
 note() {
@@ -62,10 +63,6 @@ show_report() {
 	else
 		show_log "$log" 20	# killed or failed without a report
 	fi
-}
-
-cleanup() {
-	[ -n "$work" ] && rm -rf "$work"
 }
 
 usage_error() {
@@ -318,8 +315,9 @@ regenerate_corpus() {
 main() {
 	local budget=${1:-60} per_target target started
 
-	work=$(mktemp -d "${TMPDIR:-/tmp}/bloomfilter-fuzz.XXXXXX") || exit 1
-	trap cleanup EXIT
+	cleanup_on_exit
+	make_workdir fuzz || exit 1
+	work=$WORK
 	ensure_fuzz_packages
 	[ "$budget" = "--regenerate-corpus" ] && regenerate_corpus
 	case $budget in
