@@ -6,6 +6,10 @@
 # pg_isolation_regress's inputs and outputs in test/sql, test/specs and
 # test/expected.  Paths are relative to $(srcdir), so that a VPATH build
 # (Debian's: make -C build-NN -f ../Makefile VPATH=..) finds them.
+#
+# Run in the source tree, this Makefile makes such a build itself, in
+# build/ (see "Where the server module is built" below); the client, the
+# unit tests and the fuzzers are built in the source tree.
 
 EXTENSION = bloomfilter
 MODULE_big = bloomfilter
@@ -51,6 +55,44 @@ REGRESS += $(REGRESS_LARGE)
 # Before PGXS, whose clean rule sees only what is set when it is included.
 EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
 
+# Where the server module is built.  Run in the source tree, make hands the
+# server module's goals (all, install, installcheck, ...; every goal but the
+# client's, the unit tests' and the fuzzers') to one make in $(BUILD_DIR):
+# a VPATH build, as Debian's, whose objects, bloomfilter.so and pg_regress
+# results stay out of the source tree.  A PGXS build in place would leave
+# bloomfilter.so at the top, where python3, which looks in its current
+# directory first, would import it for `import bloomfilter` instead of the
+# Python module (python/bloomfilter.py); the server module's name cannot
+# change, since dumps and upgraded databases name it.
+ifeq ($(abspath $(source_dir)),$(CURDIR))
+BUILD_DIR = build
+srcdir = .
+SOURCE_GOALS = client client/% install-client clean-client client-man unittest test/unit/% fuzz \
+	clean distclean maintainer-clean
+BUILD_GOALS := $(filter-out $(SOURCE_GOALS),$(or $(MAKECMDGOALS),all))
+# What an in-place build left here: the build directory's make would find
+# it through VPATH and take it for its own.
+IN_PLACE = $(wildcard $(MODULE_big).so $(OBJS) $(OBJS:.o=.bc) $(DATA_built))
+
+ifneq ($(BUILD_GOALS),)
+# One make for all the goals, so that `make -j2 all install` does not run
+# two in one directory at once; command-line variables (PG_CONFIG,
+# with_llvm, REGRESS_LARGE) reach it through MAKEFLAGS.
+.PHONY: $(BUILD_GOALS) build-goals
+$(BUILD_GOALS): build-goals
+	@:
+build-goals:
+	$(if $(IN_PLACE),rm -f $(IN_PLACE))
+	mkdir -p $(BUILD_DIR)
+	$(MAKE) -C $(BUILD_DIR) -f $(CURDIR)/Makefile VPATH=$(CURDIR) $(BUILD_GOALS)
+endif
+
+.PHONY: clean distclean maintainer-clean
+clean:
+	rm -rf $(BUILD_DIR) $(EXTRA_CLEAN)
+distclean maintainer-clean: clean
+
+else
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -73,6 +115,7 @@ $(BUILD_DIRS):
 # that test would only show that the functions are missing.
 ifeq ($(shell test $(MAJORVERSION) -ge 16 && echo yes),yes)
 REGRESS += soft_input
+endif
 endif
 
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
@@ -157,8 +200,8 @@ install-client: client
 	$(if $(PYTHONDIR),install -d '$(DESTDIR)$(PYTHONDIR)' && \
 		install -m 644 python/bloomfilter.py '$(DESTDIR)$(PYTHONDIR)/')
 
-# A prerequisite of PGXS's clean: EXTRA_CLEAN set after including PGXS is
-# not seen by its clean rule.
+# A prerequisite of clean (the source tree's, or PGXS's in a build
+# directory, where it finds nothing): the client is built in the source tree.
 .PHONY: clean-client
 clean-client:
 	rm -f $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \

@@ -51,11 +51,14 @@ cleanup_ab() {
 
 # Builds the sources in $WORK/$1 as module $(module_name $1) into LIBDIR.
 build_module() {
-	local build=$1 module
+	local build=$1 module built
 	module=$(module_name "$build")
 	make -s -C "$WORK/$build" MODULE_big="$module" "$module.so" >"$WORK/$build.log" 2>&1 ||
 		{ cat "$WORK/$build.log"; die "building $build failed"; }
-	install -m 755 "$WORK/$build/$module.so" "$LIBDIR/$module.so" || die "cannot install $module.so"
+	# The Makefile builds in build/; a revision from before that, in place.
+	built=$WORK/$build/build/$module.so
+	[ -f "$built" ] || built=$WORK/$build/$module.so
+	install -m 755 "$built" "$LIBDIR/$module.so" || die "cannot install $module.so"
 }
 
 # Schema $1 gets bloom_agg's two forms from module $(module_name $1).

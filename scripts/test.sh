@@ -123,8 +123,9 @@ if [ $((ok + bad)) -eq 0 ]; then
 	bad=1
 fi
 if [ "$bad" -gt 0 ]; then
-	[ -f regression.diffs ] && head -n 200 regression.diffs
-	[ -f output_iso/regression.diffs ] && head -n 200 output_iso/regression.diffs
+	# the Makefile runs them in its build directory
+	[ -f build/regression.diffs ] && head -n 200 build/regression.diffs
+	[ -f build/output_iso/regression.diffs ] && head -n 200 build/output_iso/regression.diffs
 fi
 echo "$ok passed, $bad failed" >"$log/regress-count.txt"
 count_suite "pg_regress" "$log/regress-count.txt"

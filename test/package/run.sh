@@ -76,7 +76,7 @@ copy_tree() {
 			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
 			tar -C "$source_dir" -xf -
 	else
-		(cd "$REPO" && tar --exclude=.git --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
+		(cd "$REPO" && tar --exclude=.git --exclude=./build --exclude='*.o' --exclude='*.so' --exclude='*.bc' \
 			--exclude=results --exclude=log --exclude='regression.*' -cf - .) |
 			tar -C "$source_dir" -xf -
 	fi
