@@ -22,8 +22,8 @@ gcc -O2 -Iclient -o "$work/client_bench" bench/client_bench.c client/libbloomfil
 	/^c_single_ns/ { printf "# perf: C probe, cache-resident filter: %.1f ns/key one call per key", $2 }
 	/^c_batch_ns/ { printf ", %.1f ns/key in a batch (target <= 30)\n", $2 }'
 
-# From elsewhere: at the top of the tree, Python would import the
-# extension's own bloomfilter.so as a module of the same name.
+# From a directory of its own, with python/ on PYTHONPATH, as a program
+# of the user's runs.
 cd "$work" && PYTHONPATH="$repo/python" /usr/bin/python3 - <<'PY'
 import time
 import bloomfilter

@@ -18,7 +18,9 @@
 #   3. api_test.c, against the static and the shared library, and with
 #      AddressSanitizer and UBSan, also over junk keys and text forms; the C
 #      API's chains (api_test.c --chain) against the server's;
-#   4. the CLI's exit codes and messages;
+#   4. the CLI's exit codes and messages; make install-client; python3 at
+#      the top of the tree, after make, imports the Python module, not the
+#      server's;
 #   5. the examples of docs/client.md's "Using filters in your application";
 #   6. bench/client.sh's figures, reported as "#" lines (not checks).
 #
@@ -262,6 +264,22 @@ EOF
 	fi
 }
 
+# After make and make client, python3 at the top of the tree, with python/
+# on PYTHONPATH as docs/client.md says, imports the Python module and finds
+# its library in client/: the server's bloomfilter.so, which make builds in
+# build/, is not in python3's current directory, which comes first.
+python_at_top() {
+	local got
+	make -s -C "$REPO" with_llvm=no >"$work/make.log" 2>&1 ||
+		{ not_ok "make builds the server's module"; show_logs "$work/make.log"; return; }
+	got=$(cd "$REPO" && env -u BLOOMFILTER_LIB PYTHONPATH=python "$PYTHON" -c 'import bloomfilter
+print(bloomfilter.__file__)
+print(bloomfilter.Filter.empty("text", 10).kind)' 2>&1)
+	check "python3 at the top of the tree, after make and make client, imports python/bloomfilter.py (not the server's module) and its library" \
+		[ "$got" = "$REPO/python/bloomfilter.py"$'\n'text ] ||
+		sed 's/^/#   /' <<<"$got" | tail -n 5
+}
+
 # The ```sh, ```c and ```python blocks of docs/client.md's section, in
 # order, in one directory, against a database with the README's users and
 # filters.
@@ -318,8 +336,8 @@ EOF
 
 main() {
 	cleanup_on_exit
-	ensure_postgresql gcc libc6-dev libxxhash-dev make python3 ||
-		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, make and python3"; finish_timed; }
+	ensure_build_tools python3 ||
+		{ not_ok "installing PostgreSQL and its headers, gcc, libxxhash-dev, make and python3"; finish_timed; }
 	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
@@ -344,6 +362,7 @@ main() {
 	sanitizers
 	cli_tests
 	install_client
+	python_at_top
 	readme_examples
 	bash "$REPO/bench/client.sh" 2>&1 | grep '^#'
 	finish_timed
