@@ -277,7 +277,7 @@ print(bloomfilter.__file__)
 print(bloomfilter.Filter.empty("text", 10).kind)' 2>&1)
 	check "python3 at the top of the tree, after make and make client, imports python/bloomfilter.py (not the server's module) and its library" \
 		[ "$got" = "$REPO/python/bloomfilter.py"$'\n'text ] ||
-		sed 's/^/#   /' <<<"$got" | tail -n 5
+		printf '%s\n' "$got" | tail -n 5 | sed 's/^/#   /'
 }
 
 # The ```sh, ```c and ```python blocks of docs/client.md's section, in
