@@ -313,14 +313,14 @@ extern BF_HIDDEN XLogRecPtr CurrentPosition(void);
 
 /*
  * The build copies of the index are of (invalid where there is no log), and
- * the entries a copy of build at since lacks, into hashes and segments
- * (palloc'd, *count of them); false if the log cannot tell (a copy must be
- * made anew).
+ * the entries that bring a copy of build from since to upto (a position
+ * taken before), into hashes and segments (palloc'd, *count of them);
+ * false if the log cannot tell (a copy must be made anew).
  */
 extern BF_HIDDEN XLogRecPtr IndexBuild(Relation index);
-extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build,
-								   uint64 **hashes, uint32 **segments, uint64 *count,
-								   uint32 *nsegments);
+extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto,
+								   XLogRecPtr build, uint64 **hashes, uint32 **segments,
+								   uint64 *count, uint32 *nsegments);
 
 /* bloomindexbuild.c */
 
