@@ -48,7 +48,7 @@ REGRESS_LARGE =
 REGRESS += $(REGRESS_LARGE)
 
 # Before PGXS, whose clean rule sees only what is set when it is included.
-EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
+EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -89,14 +89,19 @@ test/unit/test_qfilter: test/unit/test_qfilter.c src/core/qfilter.c src/core/blo
 		src/core/sizing.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
+test/unit/test_delta: test/unit/test_delta.c src/core/delta.c src/core/bloom.c \
+		src/core/sizing.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
+
 # The wall around the core: src/core includes no PostgreSQL header.
 CORE_WALL = grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' $(srcdir)/src/core
 
 .PHONY: unittest
-unittest: test/unit/test_bloom test/unit/test_qfilter
+unittest: test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
 	@if $(CORE_WALL); then echo "src/core must include no PostgreSQL header" >&2; exit 1; fi
 	test/unit/test_bloom
 	test/unit/test_qfilter
+	test/unit/test_delta
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
 FUZZ_SECONDS ?= 60
