@@ -140,7 +140,7 @@ chain_api() {
 # The library built from its sources with AddressSanitizer and UBSan: the
 # API tests, then junk keys of every kind and junk text forms.
 sanitizers() {
-	local status sources="$REPO/src/core/bloom.c $REPO/src/core/sizing.c $REPO/src/core/canonical.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
+	local status sources="$REPO/src/core/bloom.c $REPO/src/core/sizing.c $REPO/src/core/canonical.c $REPO/src/core/delta.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
 	# shellcheck disable=SC2086
 	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I"$REPO/src/core" -I"$REPO/client" \
 		-o "$work/api_asan" "$HERE/api_test.c" $sources -lm -pthread 2>"$work/asan.build" ||
