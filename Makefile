@@ -110,7 +110,8 @@ fuzz:
 	bash test/fuzz/run.sh $(FUZZ_SECONDS)
 
 # The client library and bloomfilter-cli (client/): the core's own sources
-# (src/core/) built with plain cc, no PostgreSQL.  `make client`; `make
+# (src/core/) built with plain cc, no PostgreSQL server headers (the CLI
+# links libpq for its sync command).  `make client`; `make
 # install-client` puts the library (in LIBDIR), its header, the CLI and the
 # Python module (in PYTHONDIR, which is left out when empty) under PREFIX.
 # CLIENT_CPPFLAGS finds the core's headers, which client/ includes by name,
@@ -139,8 +140,14 @@ client/$(CLIENT_SONAME): $(CLIENT_OBJS)
 	$(CC) $(CLIENT_CFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) -o $@ $^ -lm
 client/libbloomfilter.so: client/$(CLIENT_SONAME)
 	ln -sf $(CLIENT_SONAME) $@
+# bloomfilter-cli sync speaks to the server through libpq (Debian's
+# libpq-dev), found through pg_config as PGXS finds the server; the
+# library itself needs no libpq.
+LIBPQ_CPPFLAGS = -I$(shell $(PG_CONFIG) --includedir)
+LIBPQ_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq
 client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.h
-	$(CC) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a -lm
+	$(CC) $(LIBPQ_CPPFLAGS) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a \
+		$(LIBPQ_LIBS) -lm
 
 # The CLI's manual page, made from its --help by help2man (the Debian
 # package's; not part of `make client`, so building needs no help2man).

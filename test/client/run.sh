@@ -346,8 +346,8 @@ EOF
 
 main() {
 	cleanup_on_exit cleanup
-	ensure_postgresql gcc libc6-dev libxxhash-dev make python3 ||
-		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, make and python3"; finish_timed; }
+	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 ||
+		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make and python3"; finish_timed; }
 	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
