@@ -17,6 +17,7 @@ OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
 	src/bloomindexvacuum.o src/bloomindexopen.o src/bloomindexcopy.o src/bloomindexfuncs.o \
+	src/bloomindexlog.o src/bloomindexsync.o \
 	src/typmod.o
 # The glue includes the core's headers by name ("bloom.h").
 PG_CPPFLAGS = -I$(srcdir)/src/core
@@ -29,7 +30,7 @@ DATA_built = sql/bloomfilter--$(EXTVERSION).sql
 DATA = sql/bloomfilter--1.0.sql $(addprefix sql/,$(notdir $(wildcard $(source_dir)sql/bloomfilter--*--*.sql)))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges spill qfilter_spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 # Inputs in test/sql, expected outputs in test/expected: this --inputdir

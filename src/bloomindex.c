@@ -20,7 +20,7 @@
 #include "bloomindex.h"
 
 static relopt_kind bloom_index_relopt_kind;
-static relopt_parse_elt bloom_index_relopt_tab[3];
+static relopt_parse_elt bloom_index_relopt_tab[4];
 
 void
 BloomIndexDefineOptions(void)
@@ -46,6 +46,13 @@ BloomIndexDefineOptions(void)
 	bloom_index_relopt_tab[2].optname = "growth";
 	bloom_index_relopt_tab[2].opttype = RELOPT_TYPE_INT;
 	bloom_index_relopt_tab[2].offset = offsetof(BloomIndexOptions, growth);
+	/* takes effect at the next build, as the others */
+	add_int_reloption(bloom_index_relopt_kind, "changelog",
+					  "Keys the change log keeps for copies that follow the index (0: no log)",
+					  DEFAULT_INDEX_CHANGELOG, 0, MAX_INDEX_CHANGELOG, AccessExclusiveLock);
+	bloom_index_relopt_tab[3].optname = "changelog";
+	bloom_index_relopt_tab[3].opttype = RELOPT_TYPE_INT;
+	bloom_index_relopt_tab[3].offset = offsetof(BloomIndexOptions, changelog);
 }
 
 /*

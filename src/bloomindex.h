@@ -40,6 +40,7 @@
 #define BF_BLOOMINDEX_H
 
 #include "access/amapi.h"
+#include "access/xlogdefs.h"
 #include "common/relpath.h"
 #include "nodes/execnodes.h"
 #include "nodes/pg_list.h"
@@ -50,7 +51,15 @@
 #include "keykind.h"
 
 #define BLOOM_INDEX_MAGIC		0x424C4958	/* "BLIX" */
-#define BLOOM_INDEX_VERSION		2
+/*
+ * Version 3 added the change log (below); a version 2 index, built before,
+ * has none and is read as one built with changelog = 0.  A module older
+ * than version 3 refuses a version 3 index rather than insert into it
+ * without logging the keys, which would hide them from the copies that
+ * follow the log.
+ */
+#define BLOOM_INDEX_VERSION		3
+#define BLOOM_INDEX_VERSION_NO_LOG 2
 #define BLOOM_INDEX_METAPAGE	0
 
 /* Where a segment's blocks are, and what the build put in it. */
@@ -63,6 +72,48 @@ typedef struct BloomIndexSegment
 	uint64		built;			/* values the build put in this segment */
 } BloomIndexSegment;
 
+/*
+ * The change log: the hashes of the keys inserts added, so that a copy of
+ * the index made at one WAL position can be brought up to a later one
+ * (bloom_index_changes) by what changed, not by a new copy.  It is a ring
+ * of npages pages after the build's segments; an insert appends its key's
+ * entry to the page at head in the same WAL record that sets the key's
+ * bits, so no copy can see the bits without the entry or the entry without
+ * the bits having been logged with it.  When head is full, the next page
+ * of the ring is cleared and becomes head; horizon is the newest position
+ * of an entry cleared so, and a copy older than it must be made anew.
+ * npages is 0 where there is no log: an unlogged or temporary index (its
+ * pages carry no WAL positions), changelog = 0, or a version 2 index.
+ */
+typedef struct BloomIndexLog
+{
+	BlockNumber first_page;
+	uint32		npages;
+	uint32		head;			/* ring position of the page being filled */
+	uint32		unused;
+	XLogRecPtr	built_at;		/* the build's end: older copies are another index's */
+	XLogRecPtr	horizon;
+} BloomIndexLog;
+
+/*
+ * One entry of a log page, from the page's first byte of contents on:
+ * pd_lower marks the end of the entries.  before is the page's LSN before
+ * the entry was added: the end of the WAL record of the entry before it
+ * (the record that added an entry is the next one to change the page), so
+ * that an entry's own record ends at the next entry's before, the last
+ * one's at the page's LSN.
+ */
+typedef struct ChangeLogEntry
+{
+	uint64		hash;
+	XLogRecPtr	before;
+	uint32		segment;
+	uint32		unused;
+} ChangeLogEntry;
+
+#define LOG_ENTRIES_PER_PAGE \
+	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(BloomIndexOpaque))) / sizeof(ChangeLogEntry))
+
 /* What the metapage holds after its page header. */
 typedef struct BloomIndexMeta
 {
@@ -73,16 +124,18 @@ typedef struct BloomIndexMeta
 	uint32		unused;
 	uint64		dead_at_vacuum; /* keys added minus live rows, at that VACUUM */
 	BloomIndexSegment segments[BF_MAX_SEGMENTS];	/* header's nsegments */
+	BloomIndexLog log;			/* version 3 on */
 } BloomIndexMeta;
 
-/* The metapage as read: the value's header and its segments' places. */
+/* The metapage as read: the value's header, its segments' places, its log. */
 typedef struct IndexLayout
 {
 	BfHeader	header;
 	BloomIndexSegment segments[BF_MAX_SEGMENTS];
+	BloomIndexLog log;
 } IndexLayout;
 
-/* The special space of every page: keys added there since the build. */
+/* The special space of every page: keys added there since the build (0 on log pages). */
 typedef struct BloomIndexOpaque
 {
 	uint64		inserted;
@@ -91,16 +144,19 @@ typedef struct BloomIndexOpaque
 #define BLOCKS_PER_PAGE \
 	((BLCKSZ - MAXALIGN(SizeOfPageHeaderData) - MAXALIGN(sizeof(BloomIndexOpaque))) / BF_BLOCK_BYTES)
 
-/* Options: WITH (capacity = ..., fpr = ..., growth = ...). */
+/* Options: WITH (capacity = ..., fpr = ..., growth = ..., changelog = ...). */
 typedef struct BloomIndexOptions
 {
 	int32		vl_len_;
 	int			capacity;		/* 0: from the table's size */
 	double		fpr;
 	int			growth;			/* 0: one segment of fixed size */
+	int			changelog;		/* keys the change log keeps at least; 0: none */
 } BloomIndexOptions;
 
 #define DEFAULT_INDEX_GROWTH 2
+#define DEFAULT_INDEX_CHANGELOG 65536
+#define MAX_INDEX_CHANGELOG (16 * 1024 * 1024)
 
 /*
  * The smallest capacity a build from the table's size picks.  A chain that
@@ -175,6 +231,19 @@ SegmentPages(const BloomIndexSegment *segment)
 	return (segment->nblocks + BLOCKS_PER_PAGE - 1) / BLOCKS_PER_PAGE;
 }
 
+static inline ChangeLogEntry *
+PageEntries(Page page)
+{
+	return (ChangeLogEntry *) PageGetContents(page);
+}
+
+static inline uint32
+PageEntryCount(Page page)
+{
+	return (((PageHeader) page)->pd_lower - MAXALIGN(SizeOfPageHeaderData)) /
+		sizeof(ChangeLogEntry);
+}
+
 /* Which page, and which block of it, a hash falls in within a segment. */
 static inline void
 BlockOfHash(const BloomIndexSegment *segment, uint64 hash, BlockNumber *page, uint32 *slot)
@@ -193,7 +262,8 @@ extern void BloomIndexDefineOptions(void);
 /* bloomindexutils.c */
 
 /* Writing a new index from a bloom value, and one segment's pages. */
-extern BF_HIDDEN void WriteIndex(Relation index, ForkNumber fork, Bloom *bloom);
+extern BF_HIDDEN void WriteIndex(Relation index, ForkNumber fork, Bloom *bloom,
+								 uint32 log_pages);
 extern BF_HIDDEN void WriteSegmentPages(Relation index, ForkNumber fork,
 										const BloomIndexSegment *segment,
 										const uint8 *bits);
@@ -215,10 +285,38 @@ extern BF_HIDDEN bool SegmentsHold(Relation index, const IndexLayout *layout, ui
 /* The key type of the index's column, refused like any filter key. */
 extern BF_HIDDEN KeyType *IndexKeyType(Relation index, KeyType *key, MemoryContext mcxt);
 
-/* The rate option, and an empty filter as the options ask. */
+/* The options, and an empty filter as they ask. */
 extern BF_HIDDEN double OptionFpr(Relation index);
+extern BF_HIDDEN uint32 OptionLogPages(Relation index);
 extern BF_HIDDEN Bloom *EmptyIndexFilter(Relation heap, Relation index, KeyType *key,
 										 BfHeader *header);
+
+/* A new empty page of fork with contents bytes in use, locked. */
+extern BF_HIDDEN Buffer NewIndexBuffer(Relation index, ForkNumber fork);
+extern BF_HIDDEN void InitIndexPage(Page page, Size contents);
+
+/* bloomindexlog.c */
+
+/* The change log's pages, after those of a new index. */
+extern BF_HIDDEN void WriteChangeLog(Relation index, uint32 npages);
+
+/*
+ * Appending an insert's entry: the head page locked with room for it (and
+ * the layout's head updated), then the entry added to the page; LogAppend
+ * says what to log: the bytes it changed.
+ */
+extern BF_HIDDEN Buffer LockLogHead(Relation index, IndexLayout *layout);
+extern BF_HIDDEN void LogAppend(Page page, uint32 segment, uint64 hash, Size *entry_offset);
+
+/* The position copies are made at: WAL inserted, or replayed on a standby. */
+extern BF_HIDDEN XLogRecPtr CurrentPosition(void);
+
+/*
+ * The entries a copy at since lacks, into hashes and segments (palloc'd,
+ * *count of them); false if the log cannot tell (a copy must be made anew).
+ */
+extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, uint64 **hashes,
+								   uint32 **segments, uint64 *count, uint32 *nsegments);
 
 /* bloomindexbuild.c */
 
@@ -263,8 +361,9 @@ extern BF_HIDDEN List *LeafIndexes(Relation index);
 /* Transactions this backend has ended: a call site's checks last one. */
 extern BF_HIDDEN uint64 ended_transactions;
 
-/* The index as a bloom value. */
+/* The index as a bloom value; of a partitioned one, its partitions' union. */
 extern BF_HIDDEN Bloom *IndexSnapshot(Relation index);
+extern BF_HIDDEN Bloom *IndexUnionSnapshot(Relation index);
 
 /*
  * The view the active snapshot gives (0: none), the backend's copy of an

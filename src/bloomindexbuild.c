@@ -66,7 +66,7 @@ bloomindex_build(Relation heap, Relation index, IndexInfo *indexInfo)
 	reltuples = table_index_build_scan(heap, index, indexInfo, true, true,
 									   BuildCallback, &state, NULL);
 	AddPending(&state);
-	WriteIndex(index, MAIN_FORKNUM, state.bloom);
+	WriteIndex(index, MAIN_FORKNUM, state.bloom, OptionLogPages(index));
 	pfree(state.bloom);
 
 	result = palloc(sizeof(IndexBuildResult));
@@ -84,5 +84,5 @@ bloomindex_buildempty(Relation index)
 
 	WriteIndex(index, INIT_FORKNUM,
 			   EmptyIndexFilter(NULL, index, IndexKeyType(index, &key, CurrentMemoryContext),
-								&header));
+								&header), 0);
 }

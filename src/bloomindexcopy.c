@@ -10,11 +10,13 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/xact.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/procarray.h"
 #include "utils/memutils.h"
+#include "utils/rel.h"
 #include "utils/snapmgr.h"
 
 #include "bloomindex.h"
@@ -87,6 +89,76 @@ IndexSnapshot(Relation index)
 	}
 	header.inserted = bf_count_add(header.inserted, since_build);
 	BloomWriteHeader(bloom, &header);
+	return bloom;
+}
+
+/* A copy of one index (not a partitioned one). */
+static Bloom *
+LeafSnapshot(Oid leafoid)
+{
+	Relation	leaf = OpenCheckedIndex(leafoid);
+	Bloom	   *bloom = IndexSnapshot(leaf);
+
+	index_close(leaf, NoLock);
+	return bloom;
+}
+
+/*
+ * Partitions' filters unite only where they have the same parameters,
+ * which a capacity option on the partitioned index gives them.
+ */
+static void
+CheckPartitionsAlike(Relation parent, Bloom *a, Bloom *b)
+{
+	BfHeader	ha;
+	BfHeader	hb;
+
+	BloomReadHeader(a, &ha);
+	BloomReadHeader(b, &hb);
+	if (ha.capacity != hb.capacity || ha.fpr != hb.fpr || ha.growth != hb.growth ||
+		ha.layout != hb.layout || ha.nblocks != hb.nblocks || ha.k != hb.k)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("the partitions of bloomfilter index \"%s\" have filters of different sizes",
+						RelationGetRelationName(parent)),
+				 errdetail("One has capacity " UINT64_FORMAT " at rate %g, another capacity " UINT64_FORMAT " at rate %g: their union is not defined.",
+						   ha.capacity, ha.fpr, hb.capacity, hb.fpr),
+				 errhint("Create the partitioned index with a capacity option, so that every partition's filter has the same size; bloom_index_contains answers for it either way.")));
+}
+
+/*
+ * The index as a bloom value (bloom_index_filter, bloom_index_snapshot):
+ * of a partitioned index, the union of its partitions'.
+ */
+Bloom *
+IndexUnionSnapshot(Relation index)
+{
+	List	   *leaves = LeafIndexes(index);
+	Bloom	   *bloom = NULL;
+	ListCell   *cell;
+
+	foreach(cell, leaves)
+	{
+		Bloom	   *leaf = LeafSnapshot(lfirst_oid(cell));
+
+		if (bloom == NULL)
+			bloom = leaf;
+		else
+		{
+			CheckPartitionsAlike(index, bloom, leaf);
+			bloom = BloomCombineInto(bloom, leaf, true, false);
+			pfree(leaf);
+		}
+	}
+	if (bloom == NULL)
+	{
+		/* a partitioned index of no partition: an empty filter of its kind */
+		KeyType		key;
+		BfHeader	header;
+
+		bloom = EmptyIndexFilter(NULL, index, IndexKeyType(index, &key, CurrentMemoryContext),
+								 &header);
+	}
 	return bloom;
 }
 

@@ -71,12 +71,33 @@ AppendChangedFragments(char *ptr, Page page, Size offset, const uint8 *before, S
 	return ptr;
 }
 
+/* Appends one fragment: the page's len bytes at offset, as they are now. */
+static char *
+AppendFragment(char *ptr, Page page, Size offset, Size len)
+{
+	OffsetNumber fragment[2];
+
+	fragment[0] = (OffsetNumber) offset;
+	fragment[1] = (OffsetNumber) len;
+	memcpy(ptr, fragment, FRAGMENT_HEADER);
+	ptr += FRAGMENT_HEADER;
+	memcpy(ptr, (char *) page + offset, len);
+	return ptr + len;
+}
+
+/*
+ * The insert's one WAL record: the bits and counter it changed in the
+ * filter's page, and, where the index keeps a change log, the entry it
+ * appended to the log's head page with that page's new pd_lower.  One
+ * record, so that the bits and the entry are replayed together.
+ */
 static XLogRecPtr
 LogInsert(Buffer buffer, Page page, uint32 slot, const uint8 *block_before,
-		  const BloomIndexOpaque *opaque_before)
+		  const BloomIndexOpaque *opaque_before, Buffer logbuf, Size entry_offset)
 {
 	/* at worst every byte its own fragment */
 	char		delta[(FRAGMENT_HEADER + 1) * (BF_BLOCK_BYTES + sizeof(BloomIndexOpaque))];
+	char		logdelta[2 * FRAGMENT_HEADER + sizeof(LocationIndex) + sizeof(ChangeLogEntry)];
 	char	   *ptr = delta;
 	Size		block = (Size) (PageBlocks(page) - (uint8 *) page) + (Size) slot * BF_BLOCK_BYTES;
 	Size		opaque = (Size) ((char *) PageOpaque(page) - (char *) page);
@@ -87,6 +108,16 @@ LogInsert(Buffer buffer, Page page, uint32 slot, const uint8 *block_before,
 	XLogBeginInsert();
 	XLogRegisterBuffer(0, buffer, REGBUF_STANDARD);
 	XLogRegisterBufData(0, delta, ptr - delta);
+	if (BufferIsValid(logbuf))
+	{
+		Page		logpage = BufferGetPage(logbuf);
+
+		ptr = AppendFragment(logdelta, logpage, offsetof(PageHeaderData, pd_lower),
+							 sizeof(LocationIndex));
+		ptr = AppendFragment(ptr, logpage, entry_offset, sizeof(ChangeLogEntry));
+		XLogRegisterBuffer(1, logbuf, REGBUF_STANDARD);
+		XLogRegisterBufData(1, logdelta, ptr - logdelta);
+	}
 	return XLogInsert(RM_GENERIC_ID, 0);
 }
 
@@ -292,6 +323,8 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	uint8		block_before[BF_BLOCK_BYTES];
 	BloomIndexOpaque opaque_before;
 	bool		growth_checked = false;
+	Buffer		logbuf = InvalidBuffer;
+	Size		entry_offset = 0;
 
 	if (isnull[0])
 		return false;
@@ -342,20 +375,33 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 		cache->near_full = growth_checked && !cache->cannot_grow;
 	}
 
+	if (cache->layout.log.npages > 0)
+		logbuf = LockLogHead(index, &cache->layout);
 	memcpy(block_before, block, BF_BLOCK_BYTES);
 	opaque_before = *PageOpaque(page);
 	START_CRIT_SECTION();
 	bf_block_add(block, hash, segment->k);
 	page_count = ++PageOpaque(page)->inserted;
 	MarkBufferDirty(buffer);
+	if (BufferIsValid(logbuf))
+	{
+		LogAppend(BufferGetPage(logbuf), cache->layout.header.nsegments - 1, hash,
+				  &entry_offset);
+		MarkBufferDirty(logbuf);
+	}
 	if (RelationNeedsWAL(index))
 	{
 		/* PageSetLSN evaluates its argument twice before PostgreSQL 16 */
-		XLogRecPtr	lsn = LogInsert(buffer, page, slot, block_before, &opaque_before);
+		XLogRecPtr	lsn = LogInsert(buffer, page, slot, block_before, &opaque_before,
+									logbuf, entry_offset);
 
 		PageSetLSN(page, lsn);
+		if (BufferIsValid(logbuf))
+			PageSetLSN(BufferGetPage(logbuf), lsn);
 	}
 	END_CRIT_SECTION();
+	if (BufferIsValid(logbuf))
+		UnlockReleaseBuffer(logbuf);
 	UnlockReleaseBuffer(buffer);
 
 	if (SegmentMayBeFull(cache, segment, page_count))

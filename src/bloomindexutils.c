@@ -29,16 +29,16 @@
  */
 
 /* An empty page with the special space, its contents marked in use. */
-static void
-InitPage(Page page, Size contents)
+void
+InitIndexPage(Page page, Size contents)
 {
 	PageInit(page, BLCKSZ, sizeof(BloomIndexOpaque));
 	((PageHeader) page)->pd_lower += contents;
 }
 
 /* A new page at the end of fork, locked. */
-static Buffer
-NewBuffer(Relation index, ForkNumber fork)
+Buffer
+NewIndexBuffer(Relation index, ForkNumber fork)
 {
 #if PG_VERSION_NUM >= 160000
 	return ExtendBufferedRel(BMR_REL(index), fork, NULL, EB_LOCK_FIRST);
@@ -67,7 +67,7 @@ static void
 WriteBitPage(Relation index, ForkNumber fork, BlockNumber expected, const uint8 *bits,
 			 uint32 count)
 {
-	Buffer		buffer = NewBuffer(index, fork);
+	Buffer		buffer = NewIndexBuffer(index, fork);
 	GenericXLogState *state;
 	Page		page;
 
@@ -76,7 +76,7 @@ WriteBitPage(Relation index, ForkNumber fork, BlockNumber expected, const uint8 
 			 expected, BufferGetBlockNumber(buffer));
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
-	InitPage(page, (Size) count * BF_BLOCK_BYTES);
+	InitIndexPage(page, (Size) count * BF_BLOCK_BYTES);
 	if (bits != NULL)
 		memcpy(PageBlocks(page), bits, (Size) count * BF_BLOCK_BYTES);
 	GenericXLogFinish(state);
@@ -102,10 +102,11 @@ WriteSegmentPages(Relation index, ForkNumber fork, const BloomIndexSegment *segm
 
 /*
  * Writes a new index from a bloom value: the metapage, then each segment's
- * pages in turn, all WAL-logged whole.
+ * pages in turn, then the change log's (log_pages of them), all WAL-logged
+ * whole.
  */
 void
-WriteIndex(Relation index, ForkNumber fork, Bloom *bloom)
+WriteIndex(Relation index, ForkNumber fork, Bloom *bloom, uint32 log_pages)
 {
 	BfHeader	header;
 	BfSegment	segment;
@@ -129,17 +130,19 @@ WriteIndex(Relation index, ForkNumber fork, Bloom *bloom)
 		next_page += SegmentPages(place);
 	} while (bf_segment_next(BloomData(bloom), &header, &segment));
 
-	buffer = NewBuffer(index, fork);
+	buffer = NewIndexBuffer(index, fork);
 	if (BufferGetBlockNumber(buffer) != BLOOM_INDEX_METAPAGE)
 		elog(ERROR, "bloomfilter index metapage was created as block %u",
 			 BufferGetBlockNumber(buffer));
 	state = GenericXLogStart(index);
 	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
-	InitPage(page, sizeof(BloomIndexMeta));
+	InitIndexPage(page, sizeof(BloomIndexMeta));
 	PageMeta(page)->magic = BLOOM_INDEX_MAGIC;
 	PageMeta(page)->version = BLOOM_INDEX_VERSION;
 	bf_write_header(PageMeta(page)->header, &header);
 	memcpy(PageMeta(page)->segments, places, sizeof(places));
+	PageMeta(page)->log.first_page = next_page;
+	PageMeta(page)->log.npages = log_pages;
 	GenericXLogFinish(state);
 	LogInitForkPage(buffer, fork);
 	UnlockReleaseBuffer(buffer);
@@ -150,6 +153,8 @@ WriteIndex(Relation index, ForkNumber fork, Bloom *bloom)
 		WriteSegmentPages(index, fork, &places[segment.index],
 						  BloomData(bloom) + segment.bits);
 	} while (bf_segment_next(BloomData(bloom), &header, &segment));
+	if (log_pages > 0)
+		WriteChangeLog(index, log_pages);
 }
 
 static void
@@ -159,6 +164,33 @@ ReportCorruptIndex(Relation index, const char *detail)
 			(errcode(ERRCODE_INDEX_CORRUPTED),
 			 errmsg("index \"%s\" has a corrupted metapage", RelationGetRelationName(index)),
 			 errdetail("%s.", detail)));
+}
+
+/*
+ * The change log's place, which changes with every full page of it: read
+ * on every call, and checked against the segments the layout already has.
+ * A version 2 index has none.
+ */
+static void
+DecodeLog(Relation index, const BloomIndexMeta *meta, IndexLayout *layout)
+{
+	const BloomIndexLog *log = &meta->log;
+
+	memset(&layout->log, 0, sizeof(layout->log));
+	if (meta->version == BLOOM_INDEX_VERSION_NO_LOG || log->npages == 0)
+		return;
+	if (log->head >= log->npages || log->first_page <= BLOOM_INDEX_METAPAGE ||
+		log->first_page + log->npages < log->first_page)
+		ReportCorruptIndex(index, "The change log's place is out of bounds");
+	for (uint32 i = 0; i < layout->header.nsegments; i++)
+	{
+		const BloomIndexSegment *segment = &layout->segments[i];
+
+		if (log->first_page < segment->first_page + SegmentPages(segment) &&
+			segment->first_page < log->first_page + log->npages)
+			ReportCorruptIndex(index, "The change log overlaps a segment");
+	}
+	layout->log = *log;
 }
 
 /* The metapage bytes DecodeMeta last found consistent, and their layout. */
@@ -184,7 +216,7 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 	IndexLayout *layout = &decoded;	/* result only once all of it checks out */
 
 	if (PageIsNew(page) || meta->magic != BLOOM_INDEX_MAGIC ||
-		meta->version != BLOOM_INDEX_VERSION)
+		(meta->version != BLOOM_INDEX_VERSION && meta->version != BLOOM_INDEX_VERSION_NO_LOG))
 		ereport(ERROR,
 				(errcode(ERRCODE_INDEX_CORRUPTED),
 				 errmsg("index \"%s\" is not a valid bloomfilter index",
@@ -200,6 +232,7 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 		memcmp(last_checked.layout.segments, meta->segments, sizeof(meta->segments)) == 0)
 	{
 		*result = last_checked.layout;
+		DecodeLog(index, meta, result);
 		return;
 	}
 	status = bf_read_header(meta->header, BF_HEADER_SIZE, &layout->header);
@@ -225,6 +258,7 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 			ReportCorruptIndex(index, "Segments overlap");
 		next_page = segment->first_page + SegmentPages(segment);
 	}
+	DecodeLog(index, meta, layout);
 	*result = decoded;
 	memcpy(last_checked.header, meta->header, BF_HEADER_SIZE);
 	last_checked.layout = decoded;
@@ -323,6 +357,23 @@ OptionGrowth(Relation index)
 	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
 
 	return options != NULL ? options->growth : DEFAULT_INDEX_GROWTH;
+}
+
+/*
+ * Pages of the change log a new index gets: enough that the keys the
+ * option asks for are still there when the head page is cleared, as the
+ * page before it may have just begun.  None where pages carry no WAL
+ * positions (an unlogged or temporary index).
+ */
+uint32
+OptionLogPages(Relation index)
+{
+	BloomIndexOptions *options = (BloomIndexOptions *) index->rd_options;
+	int			keys = options != NULL ? options->changelog : DEFAULT_INDEX_CHANGELOG;
+
+	if (keys == 0 || index->rd_rel->relpersistence != RELPERSISTENCE_PERMANENT)
+		return 0;
+	return (uint32) ((keys + LOG_ENTRIES_PER_PAGE - 1) / LOG_ENTRIES_PER_PAGE) + 1;
 }
 
 double
