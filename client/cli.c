@@ -503,7 +503,11 @@ command_convert(char **args, int nargs, Form form)
  * ---------------------------------------------------------------------
  */
 
-/* A follower of an index: its connection, its copy, the copy's position. */
+/*
+ * A follower of an index: its connection, its copy, and the copy's
+ * position and timeline (a failover starts a new timeline, on which the
+ * server says reload), kept as the server's text.
+ */
 typedef struct Follower
 {
 	const char *conninfo;
@@ -513,6 +517,7 @@ typedef struct Follower
 	PGconn	   *conn;
 	bfc_filter *copy;
 	char		lsn[32];
+	char		timeline[24];
 } Follower;
 
 /* A temporary file not yet renamed over FILE, removed if we exit early. */
@@ -612,18 +617,31 @@ query_row(Follower *f, const char *sql, int nparams, const char *const *params, 
 	return NULL;
 }
 
-/* Copies a returned position into f->lsn, after checking it looks like one. */
+/*
+ * Copies a returned position and its timeline, the text of two columns,
+ * into the follower, after checking they look like a pg_lsn and a bigint:
+ * both go back into the next query.
+ */
 static void
-take_lsn(Follower *f, const PGresult *result, int column, const char *what)
+take_position(Follower *f, const PGresult *result, int lsn_column, int timeline_column,
+			  const char *what)
 {
-	const char *text = PQgetvalue(result, 0, column);
-	int			len = PQgetlength(result, 0, column);
+	const char *lsn = PQgetvalue(result, 0, lsn_column);
+	int			lsn_len = PQgetlength(result, 0, lsn_column);
+	const char *timeline = PQgetvalue(result, 0, timeline_column);
+	int			timeline_len = PQgetlength(result, 0, timeline_column);
 
-	if (PQgetisnull(result, 0, column) || len < 3 || len >= (int) sizeof(f->lsn) ||
-		strspn(text, "0123456789ABCDEFabcdef/") != (size_t) len || strchr(text, '/') == NULL)
+	if (PQgetisnull(result, 0, lsn_column) || lsn_len < 3 || lsn_len >= (int) sizeof(f->lsn) ||
+		strspn(lsn, "0123456789ABCDEFabcdef/") != (size_t) lsn_len || strchr(lsn, '/') == NULL)
 		fail(EXIT_DATA, what, "the server returned no position (pg_lsn)");
-	memcpy(f->lsn, text, len);
-	f->lsn[len] = '\0';
+	if (PQgetisnull(result, 0, timeline_column) || timeline_len < 1 ||
+		timeline_len >= (int) sizeof(f->timeline) ||
+		strspn(timeline, "0123456789") != (size_t) timeline_len)
+		fail(EXIT_DATA, what, "the server returned no timeline");
+	memcpy(f->lsn, lsn, lsn_len);
+	f->lsn[lsn_len] = '\0';
+	memcpy(f->timeline, timeline, timeline_len);
+	f->timeline[timeline_len] = '\0';
 }
 
 /* A new snapshot into f->copy; *bytes its size. */
@@ -635,8 +653,9 @@ load_snapshot(Follower *f, size_t *bytes)
 	bfc_error	err;
 	bfc_filter *copy;
 
-	result = query_row(f, "SELECT lsn::text, filter::bytea FROM bloom_index_snapshot($1::regclass)",
-					   1, params, 2, "bloom_index_snapshot");
+	result = query_row(f, "SELECT lsn::text, filter::bytea, timeline::text "
+					   "FROM bloom_index_snapshot($1::regclass)",
+					   1, params, 3, "bloom_index_snapshot");
 	if (result == NULL)
 		return false;
 	if (PQgetisnull(result, 0, 1))
@@ -644,7 +663,7 @@ load_snapshot(Follower *f, size_t *bytes)
 	copy = bfc_from_bytes(PQgetvalue(result, 0, 1), (size_t) PQgetlength(result, 0, 1), &err);
 	if (copy == NULL)
 		fail(err.code == BFC_ERR_NOMEM ? EXIT_IO : EXIT_DATA, "bloom_index_snapshot", err.message);
-	take_lsn(f, result, 0, "bloom_index_snapshot");
+	take_position(f, result, 0, 2, "bloom_index_snapshot");
 	*bytes = (size_t) PQgetlength(result, 0, 1);
 	PQclear(result);
 	bfc_free(f->copy);
@@ -661,7 +680,7 @@ load_snapshot(Follower *f, size_t *bytes)
 static bool
 sync_round(Follower *f, bool *reloaded, size_t *bytes)
 {
-	const char *params[] = {f->index, f->lsn};
+	const char *params[] = {f->index, f->lsn, f->timeline};
 	PGresult   *result;
 	bfc_error	err;
 
@@ -670,9 +689,9 @@ sync_round(Follower *f, bool *reloaded, size_t *bytes)
 	*reloaded = true;
 	if (f->copy != NULL)
 	{
-		result = query_row(f, "SELECT upto::text, reload, delta "
-						   "FROM bloom_index_changes($1::regclass, $2::pg_lsn)",
-						   2, params, 3, "bloom_index_changes");
+		result = query_row(f, "SELECT upto::text, reload, delta, timeline::text "
+						   "FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint)",
+						   3, params, 4, "bloom_index_changes");
 		if (result == NULL)
 			return false;
 		if (PQgetisnull(result, 0, 1) || PQgetlength(result, 0, 1) != 1)
@@ -684,7 +703,7 @@ sync_round(Follower *f, bool *reloaded, size_t *bytes)
 			*bytes = (size_t) PQgetlength(result, 0, 2);
 			if (bfc_apply_changes(f->copy, PQgetvalue(result, 0, 2), *bytes, &err) == 0)
 			{
-				take_lsn(f, result, 0, "bloom_index_changes");
+				take_position(f, result, 0, 3, "bloom_index_changes");
 				PQclear(result);
 				*reloaded = false;
 				return true;
