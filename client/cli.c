@@ -23,6 +23,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -520,14 +521,25 @@ typedef struct Follower
 	char		timeline[24];
 } Follower;
 
-/* A temporary file not yet renamed over FILE, removed if we exit early. */
-static char *pending_temp;
+/*
+ * A temporary file not yet renamed over FILE, removed if we exit early: by
+ * fail(), or by a signal that stops a follower (kill, ^C).
+ */
+static char *volatile pending_temp;
 
 static void
 remove_pending_temp(void)
 {
 	if (pending_temp != NULL)
 		unlink(pending_temp);
+}
+
+static void
+stop_on_signal(int signo)
+{
+	remove_pending_temp();		/* unlink is async-signal-safe */
+	signal(signo, SIG_DFL);
+	raise(signo);
 }
 
 static void
@@ -726,33 +738,29 @@ static void
 replace_file(const char *path, const bfc_filter *filter, Form form, mode_t mode)
 {
 	size_t		len = strlen(path);
-	char	   *dir_path;
+	char	   *temp = malloc(len + sizeof(".XXXXXX"));
+	char	   *dir_path = strdup(path);
 	int			fd;
 	int			dir;
 	FILE	   *out;
 
-	pending_temp = malloc(len + sizeof(".XXXXXX"));
-	dir_path = strdup(path);
-	if (pending_temp == NULL || dir_path == NULL)
+	if (temp == NULL || dir_path == NULL)
 		fail(EXIT_IO, NULL, "out of memory");
-	memcpy(pending_temp, path, len);
-	memcpy(pending_temp + len, ".XXXXXX", sizeof(".XXXXXX"));
-	fd = mkstemp(pending_temp);
+	memcpy(temp, path, len);
+	memcpy(temp + len, ".XXXXXX", sizeof(".XXXXXX"));
+	fd = mkstemp(temp);
 	if (fd < 0)
-	{
-		free(pending_temp);
-		pending_temp = NULL;
 		fail(EXIT_IO, path, strerror(errno));
-	}
+	pending_temp = temp;
 	if (fchmod(fd, mode) != 0 || (out = fdopen(fd, "wb")) == NULL)
-		fail(EXIT_IO, pending_temp, strerror(errno));
-	write_filter_to(out, pending_temp, filter, form);
+		fail(EXIT_IO, temp, strerror(errno));
+	write_filter_to(out, temp, filter, form);
 	if (fsync(fileno(out)) != 0 || fclose(out) != 0)
-		fail(EXIT_IO, pending_temp, strerror(errno));
-	if (rename(pending_temp, path) != 0)
+		fail(EXIT_IO, temp, strerror(errno));
+	if (rename(temp, path) != 0)
 		fail(EXIT_IO, path, strerror(errno));
-	free(pending_temp);
 	pending_temp = NULL;
+	free(temp);
 	dir = open(dirname(dir_path), O_RDONLY | O_DIRECTORY);
 	if (dir >= 0)
 	{
@@ -832,6 +840,9 @@ command_sync(char **args, int nargs, const char *interval_text, const char *coun
 	mask = umask(0);
 	umask(mask);
 	atexit(remove_pending_temp);
+	signal(SIGTERM, stop_on_signal);
+	signal(SIGINT, stop_on_signal);
+	signal(SIGHUP, stop_on_signal);
 
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (;;)
