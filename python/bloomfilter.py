@@ -438,9 +438,13 @@ class Filter:
         library when the keys are all of one type (int, float, str, bytes
         or uuid.UUID)."""
         keys = keys if isinstance(keys, (list, tuple)) else list(keys)
+        return [b == 1 for b in self._probe_many(keys)]
+
+    def _probe_many(self, keys):
+        """contains_many's answers as a bytearray of 1 and 0, keys a list."""
         n = len(keys)
         if n == 0:
-            return []
+            return bytearray()
         types = set(map(type, keys))
         out = bytearray(n)
         out_pointer = (_ctypes.c_uint8 * n).from_buffer(out)
@@ -475,10 +479,10 @@ class Filter:
                 self._handle, kind, b"".join(encoded), offsets.buffer_info()[0], n,
                 out_pointer, e)
         if status is None:
-            return [self._call(key, True) == 1 for key in keys]
+            return bytearray(self._call(key, True) for key in keys)
         if status < 0:
             _raise(error)
-        return [b == 1 for b in out]
+        return out
 
     def add_many(self, keys):
         """Adds every key of ``keys``, in one call for a list of ints."""
@@ -890,12 +894,19 @@ class LiveFilter:
         lacks it, no write-through added it, and the copy is fresh (its last
         successful sync started at most ``max_staleness`` seconds ago);
         True otherwise."""
-        with self._lock:
-            if self._guard_off():
+        # the probe path, kept short: it runs once per request
+        lock = self._lock
+        lock.acquire()
+        try:
+            synced_at = self._synced_at
+            if synced_at is None or _time.monotonic() - synced_at > self.max_staleness:
                 return True
-            if self._filter.contains(key):
+            if self._filter._call(key, True) == 1:
                 return True
-            return self._side is not None and self._side.contains(key)
+            side = self._side
+            return side is not None and side._call(key, True) == 1
+        finally:
+            lock.release()
 
     __contains__ = contains
 
@@ -906,14 +917,13 @@ class LiveFilter:
         with self._lock:
             if self._guard_off():
                 return [True] * len(keys)
-            answers = self._filter.contains_many(keys)
-            if self._side is not None:
-                absent = [i for i, found in enumerate(answers) if not found]
-                if absent:
-                    again = self._side.contains_many([keys[i] for i in absent])
-                    for i, found in zip(absent, again):
-                        answers[i] = found
-            return answers
+            found = self._filter._probe_many(keys)
+            if self._side is not None and keys:
+                # either filter's "maybe", OR-ed a machine word at a time
+                either = int.from_bytes(found, "little") | \
+                    int.from_bytes(self._side._probe_many(keys), "little")
+                found = either.to_bytes(len(found), "little")
+        return list(map(bool, found))
 
     # ---- state ----------------------------------------------------------------
 
