@@ -12,6 +12,8 @@ Checks, one "ok - ..." / "not ok - ..." line each:
     into a file): every key committed before a sync's upto (known by the
     WAL position read after its commit) is in the copy, 0 misses;
   - REINDEX and REINDEX CONCURRENTLY make the next sync a reload;
+  - Filter.apply_changes by hand: a damaged delta and another filter's are
+    refused with the copy unchanged, the index's makes the copy its bytes;
   - write-through: a key committed and add()ed while a reload's snapshot
     is in flight (taken before the commit) survives the reload;
   - the staleness bound: with the server stopped, probes answer True for
@@ -375,6 +377,46 @@ def test_write_through(table):
     guard.close()
 
 
+def test_apply_changes(table):
+    """Filter.apply_changes by hand, as LiveFilter uses it."""
+    conn = table.conn
+    lsn, data, timeline = conn.execute(
+        "SELECT lsn::text, filter::bytea, timeline FROM bloom_index_snapshot(%s)",
+        (INDEX,)).fetchone()
+    copy = bloomfilter.Filter.from_bytes(bytes(data))
+    keys = table.insert(100)
+    upto, reload, delta = conn.execute(
+        "SELECT upto::text, reload, delta FROM bloom_index_changes(%s, %s::pg_lsn, %s)",
+        (INDEX, lsn, timeline)).fetchone()
+    delta = bytes(delta)
+    before = copy.to_bytes()
+    damaged = bytearray(delta)
+    damaged[-1] ^= 1
+    try:
+        copy.apply_changes(bytes(damaged))
+        refused = False
+    except bloomfilter.InvalidFilterError:
+        refused = True
+    check(refused and copy.to_bytes() == before,
+          "Filter.apply_changes: a damaged delta raises InvalidFilterError, the copy unchanged")
+    other = bloomfilter.Filter.empty("number", 1000, 0.01)
+    other.add(1)
+    other_bytes = other.to_bytes()
+    try:
+        other.apply_changes(delta)
+        mismatch = False
+    except bloomfilter.DeltaMismatchError:
+        mismatch = True
+    check(mismatch and other.to_bytes() == other_bytes,
+          "Filter.apply_changes: another filter's delta raises DeltaMismatchError, unchanged")
+    copy.apply_changes(delta)
+    # a chain logs no key it held already (a false positive): at most 856 bytes
+    check(not reload and len(delta) <= 48 + 8 + 8 * len(keys) and misses(copy, keys) == 0 and
+          copy.to_bytes() == table.server_filter(),
+          "Filter.apply_changes: a delta of 100 keys (%d bytes) makes the snapshot the index's "
+          "filter again" % len(delta))
+
+
 def run_script(path):
     return subprocess.run(["bash", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True).returncode == 0
@@ -523,6 +565,7 @@ def main():
     test_rounds(table)
     test_concurrent(table, cli_file)
     test_reindex(table)
+    test_apply_changes(table)
     test_write_through(table)
     test_staleness(table, cli_file)
     test_cli(table)
