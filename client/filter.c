@@ -6,23 +6,21 @@
  *	  creating, adding, probing, union, and applying an index's deltas.
  *
  * Everything that decides a bit or a byte is the core's, the same source
- * files the server module is built from: bf_validate for every input,
- * bf_size_for for every new filter, the canonical forms of canonical.h for
- * every key, bf_filter_add and bf_filter_test for the bits, the segment
- * walk (bf_segment_first and bf_segment_next) for whatever goes over a
- * value's bits, bf_chain_next and bf_chain_append for a chain's growth,
- * bf_compatible for unions, bf_delta_check and bf_delta_apply for an
- * index's deltas.  What this file adds is what the SQL glue adds
- * on the server side, and it follows that glue (bloomvalue.c) line for
- * line where the result is observable: the text form's checks (bloom_in),
- * a chain's allocation and growth (BloomAllocChain, BloomGrowChain,
- * BloomAddHashes), the header updates of an add (BloomAddValue) and a
- * union (BloomCombineInto, UnionSegments), and bloom_info's arithmetic
- * (BloomEstimates).  A key's kind is checked as CheckKeyKind does: a key
- * of another kind is an error, not an "absent".
+ * files and functions the server module calls: bf_validate for every
+ * input, bf_size_for and bf_fixed_header for every new filter, the
+ * canonical forms of canonical.h for every key, bf_filter_test for a
+ * probe, bf_filter_add_growing for an add (a chain grows there),
+ * bf_chain_create for a new chain, bf_union_into for a union with its
+ * header merge, bf_estimate for bloom_info's figures, and bf_delta_check
+ * and bf_delta_apply for an index's deltas.  What this file adds is what
+ * the SQL glue adds on the server side: the text form's checks (bloom_in),
+ * the key kind an add writes into the header (BloomAddValue), and the
+ * refusals with their messages.  A key's kind is checked as CheckKeyKind
+ * does: a key of another kind is an error, not an "absent".
  *
- * A chain grows in place: its bytes are realloc'd when an add fills its
- * last segment, or a union brings a longer chain's segments.
+ * A chain grows in place: the core asks for more memory (BfHooks), which
+ * realloc gives, when an add fills its last segment or a union brings a
+ * longer chain's segments.
  *
  * Version 1 filters are read and probed.  Their hashing differs from
  * version 2 in two places: numbers that are fractional or out of int64
@@ -35,7 +33,6 @@
  */
 #include "bloomfilter.h"
 
-#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,12 +74,6 @@ struct bfc_filter
 
 #define TEXT_PREFIX "bloom:"
 #define TEXT_PREFIX_LEN (sizeof(TEXT_PREFIX) - 1)
-
-/* As bloomvalue.h: bloom_info's over_capacity threshold. */
-#define OVER_CAPACITY_MARGIN 1.1
-
-/* As bloomvalue.c: bloom_info's estimated_fpr is summed in slices this big. */
-#define BITS_BETWEEN_INTERRUPTS (16 * 1024 * 1024)
 
 static const char *const kind_names[] = {
 	"none", "number", "float", "text", "bytea", "uuid", "boolean", "date",
@@ -390,17 +381,7 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 	if (!check_create(kind, capacity, err) || !size_filter(capacity, fpr, &sizing, err))
 		return NULL;
 
-	/* as SizeFilter (bloomvalue.c) fills it */
-	memset(&header, 0, sizeof(header));
-	header.version = BF_FORMAT_VERSION;
-	header.layout = BF_LAYOUT_BLOCKED512;
-	header.k = sizing.k;
-	header.key_kind = BF_KIND_NONE;
-	header.nblocks = sizing.nblocks;
-	header.capacity = capacity;
-	header.fpr = fpr;
-	header.nsegments = 1;		/* as bf_read_header decodes it */
-
+	bf_fixed_header(capacity, fpr, &sizing, &header);
 	filter = calloc(1, sizeof(bfc_filter));
 	if (filter == NULL || (filter->value = malloc(bf_value_bytes(header.nblocks))) == NULL)
 	{
@@ -417,44 +398,37 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 }
 
 /*
- * Appends the next segment to a chain of filter->len bytes (a header alone
- * for a new one), as BloomGrowChain: the value is realloc'd to make room.
+ * The core's memory for a value that grows (BfHooks.resize): realloc, the
+ * failure told in context, a bfc_error.
  */
-static int
-grow_chain(bfc_filter *filter, bfc_error *err)
+static uint8_t *
+resize_value(void *context, uint8_t *value, size_t new_len)
 {
-	BfSegment	next;
-	size_t		new_len;
-	BfStatus	status;
-	uint8_t    *grown;
+	uint8_t    *resized = realloc(value, new_len);
 
-	pthread_mutex_lock(&sizing_lock);
-	status = bf_chain_next(&filter->header, filter->len, &next, &new_len);
-	pthread_mutex_unlock(&sizing_lock);
-	if (status != BF_OK)
-	{
+	if (resized == NULL)
+		bfc_fail(context, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes",
+				 new_len);
+	return resized;
+}
+
+/* The error of a chain that could not grow; resize_value told of memory. */
+static void
+report_growth(BfStatus status, bfc_error *err)
+{
+	if (status != BF_ERR_NO_MEMORY)
 		bfc_fail(err, status == BF_ERR_TOO_LARGE ? BFC_ERR_TOO_LARGE : BFC_ERR_PARAM,
 				 "bloom filter chain cannot take another segment: %s", bf_status_message(status));
-		return -1;
-	}
-	grown = realloc(filter->value, new_len);
-	if (grown == NULL)
-	{
-		bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes", new_len);
-		return -1;
-	}
-	filter->value = grown;
-	bf_chain_append(filter->value, &filter->header, filter->len, &next);
-	filter->len = new_len;
-	return 0;
 }
 
 /* As BloomAllocChain: the parameters' checks, then the first segment. */
 bfc_filter *
 bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr, int growth, bfc_error *err)
 {
+	BfHooks		hooks = {resize_value, NULL, err};
 	BfSizing	sizing;
 	bfc_filter *filter;
+	BfStatus	status;
 
 	if (growth == 0)
 		return bfc_create(kind, capacity, fpr, err);
@@ -477,15 +451,13 @@ bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr, int growth, bfc
 		return NULL;
 	}
 	filter->intended = kind;
-	filter->len = BF_HEADER_SIZE;
-	if (bf_chain_header(capacity, fpr, (uint8_t) growth, &filter->header) != BF_OK)
+	pthread_mutex_lock(&sizing_lock);
+	status = bf_chain_create(capacity, fpr, (uint8_t) growth, &filter->value, &filter->len,
+							 &filter->header, &hooks);
+	pthread_mutex_unlock(&sizing_lock);
+	if (status != BF_OK)
 	{
-		free(filter);
-		bfc_fail(err, BFC_ERR_PARAM, "bloom filter chain parameters refused after sizing");
-		return NULL;
-	}
-	if (grow_chain(filter, err) != 0)
-	{
+		report_growth(status, err);
 		bfc_free(filter);
 		return NULL;
 	}
@@ -560,86 +532,24 @@ static const char *const encoding_names[] = {
 	"SHIFT_JIS_2004"
 };
 
-static int64_t
-clamp_to_int64(uint64_t value)
-{
-	return value > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) value;
-}
-
-/* BloomEstimates' figures, summed over a value's segments. */
-typedef struct Estimates
-{
-	uint64_t	bits;
-	uint64_t	bits_set;
-	uint64_t	capacity;
-	double		distinct;
-	double		fpr;
-	int			k;
-} Estimates;
-
-/*
- * A segment's estimated rate, as SegmentEstimatedFpr sums it, slice by
- * slice, for the same rounding.
- */
-static double
-segment_estimated_fpr(const uint8_t *value, const BfSegment *segment)
-{
-	const uint8_t *bits = value + segment->bits;
-	uint32_t	per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
-	double		sum = 0.0;
-
-	for (uint32_t first = 0; first < segment->nblocks; first += per_slice)
-	{
-		uint32_t	left = segment->nblocks - first;
-		uint32_t	n = left < per_slice ? left : per_slice;
-
-		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, segment->k) * n;
-	}
-	return sum / segment->nblocks;
-}
-
-static void
-estimates(const bfc_filter *filter, Estimates *e)
-{
-	BfSegment	segment;
-	double		rate;
-
-	memset(e, 0, sizeof(*e));
-	bf_segment_first(filter->value, &filter->header, &segment);
-	do
-	{
-		uint64_t	set = bf_popcount(filter->value + segment.bits,
-									  (size_t) segment.nblocks * BF_BLOCK_BYTES);
-
-		e->bits = bf_count_add(e->bits, (uint64_t) segment.nblocks * BF_BLOCK_BITS);
-		e->bits_set += set;
-		e->capacity = bf_count_add(e->capacity, segment.capacity);
-		e->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
-		/* the chance some segment answers "maybe"; with one, exactly its rate */
-		rate = segment_estimated_fpr(filter->value, &segment);
-		e->fpr += rate - e->fpr * rate;
-		e->k = segment.k;
-	} while (bf_segment_next(filter->value, &filter->header, &segment));
-}
-
 void
 bfc_get_info(const bfc_filter *filter, bfc_info *info)
 {
 	const BfHeader *h = &filter->header;
-	Estimates	e;
+	BfEstimate	e;
 
-	estimates(filter, &e);
+	bf_estimate(filter->value, h, &e, NULL);
 	memset(info, 0, sizeof(*info));
 	info->format_version = h->version;
 	info->layout = bf_is_chain(h) ? "chained" : "blocked512";
-	info->bits = clamp_to_int64(e.bits);
+	info->bits = bf_clamp_int64(e.bits);
 	info->bytes = (int64_t) filter->len;
 	info->hashes = e.k;
-	info->capacity = clamp_to_int64(e.capacity);
+	info->capacity = bf_clamp_int64(e.capacity);
 	info->target_fpr = h->fpr;
-	info->inserted = clamp_to_int64(h->inserted);
-	info->bits_set = (int64_t) e.bits_set;
-	info->fill_ratio = (double) e.bits_set / (double) e.bits;
+	info->inserted = bf_clamp_int64(h->inserted);
+	info->bits_set = bf_clamp_int64(e.bits_set);
+	info->fill_ratio = e.fill;
 	info->estimated_distinct = e.distinct;
 	info->estimated_fpr = e.fpr;
 	info->key_kind = bfc_kind_name((bfc_kind) h->key_kind);
@@ -659,7 +569,7 @@ bfc_get_info(const bfc_filter *filter, bfc_info *info)
 		snprintf(info->key_environment + used, sizeof(info->key_environment) - used,
 				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->env_locale);
 	}
-	info->over_capacity = e.distinct > e.capacity * OVER_CAPACITY_MARGIN;
+	info->over_capacity = e.over_capacity;
 }
 
 int
@@ -705,59 +615,13 @@ describe(char *out, size_t room, const BfHeader *h)
 				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
 }
 
-/*
- * As UnionSegments: segment i of two chains with equal parameters has the
- * same size, so they are ORed segment by segment (a filter of fixed size
- * being its one segment); where src is longer, dst takes its further
- * segments as they are.
- */
-static int
-union_segments(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
-{
-	BfHeader   *d = &dst->header;
-	const BfHeader *s = &src->header;
-	size_t		len = dst->len;
-	BfSegment	to;
-	BfSegment	from;
-
-	if (s->nsegments > d->nsegments)
-	{
-		uint8_t    *grown = realloc(dst->value, src->len);
-
-		if (grown == NULL)
-		{
-			bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes",
-					 src->len);
-			return -1;
-		}
-		memcpy(grown + len, src->value + len, src->len - len);
-		dst->value = grown;
-		dst->len = src->len;
-		d->nsegments = s->nsegments;
-	}
-	bf_segment_first(dst->value, d, &to);
-	bf_segment_first(src->value, s, &from);
-	do
-	{
-		if (to.bits >= len)
-			break;				/* the rest came from src whole */
-		bf_union_bits(dst->value + to.bits, src->value + from.bits,
-					  (size_t) to.nblocks * BF_BLOCK_BYTES);
-		if (bf_is_chain(d))
-		{
-			to.inserted = bf_count_add(to.inserted, from.inserted);
-			bf_segment_store_inserted(dst->value, &to);
-		}
-	} while (bf_segment_next(src->value, s, &from) &&
-			 bf_segment_next(dst->value, d, &to));
-	return 0;
-}
-
 int
 bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 {
+	BfHooks		hooks = {resize_value, NULL, err};
 	BfHeader   *d = &dst->header;
 	const BfHeader *s = &src->header;
+	BfStatus	status;
 
 	if (!bf_compatible(d, s) ||
 		(d->key_kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
@@ -773,18 +637,14 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 				 "first filter %s, second filter %s", first, second);
 		return -1;
 	}
-	/* as BloomCombineInto */
-	if (union_segments(dst, src, err) != 0)
-		return -1;
-	d->inserted = bf_count_add(d->inserted, s->inserted);
-	if (d->key_kind == BF_KIND_NONE)
+	status = bf_union_into(&dst->value, &dst->len, d, src->value, src->len, s, &hooks);
+	if (status != BF_OK)
 	{
-		d->key_kind = s->key_kind;
-		d->key_tag = s->key_tag;
-		d->env_encoding = s->env_encoding;
-		d->env_locale = s->env_locale;
+		if (status != BF_ERR_NO_MEMORY)
+			bfc_fail(err, BFC_ERR_INCOMPATIBLE, "cannot compute the union of bloom filters: %s",
+					 bf_status_message(status));
+		return -1;
 	}
-	bf_write_header(dst->value, d);
 	return 0;
 }
 
@@ -1009,18 +869,19 @@ test_hash(const bfc_filter *filter, uint64_t hash)
 }
 
 /*
- * Adds hashes of keys of one kind, updating the header as the server does
- * (BloomAddValue, BloomAddHashes): when a chain's last segment has taken
- * its capacity, bf_filter_add stops, the chain takes a new segment and the
- * rest go on there.  Fails only when a chain cannot get the memory to
- * grow, the keys before having been added.
+ * Adds hashes of keys of one kind: the key kind into the header, then the
+ * core's add, which grows a chain when its last segment has taken its
+ * capacity.  Fails only when a chain cannot get the memory to grow, the
+ * keys before having been added.
  */
 static int
 add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 		   bfc_error *err)
 {
+	BfHooks		hooks = {resize_value, NULL, err};
 	BfHeader   *h = &filter->header;
 	bool		chain = bf_is_chain(h);
+	BfStatus	status;
 
 	if (n == 0)
 		return 0;
@@ -1028,23 +889,18 @@ add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 	h->key_tag = 0;
 	h->env_encoding = 0;
 	h->env_locale = 0;
-	for (;;)
+	/* a chain's add asks, once full, whether it can grow: that sizes */
+	if (chain)
+		pthread_mutex_lock(&sizing_lock);
+	status = bf_filter_add_growing(&filter->value, &filter->len, h, hashes, n, &hooks);
+	if (chain)
+		pthread_mutex_unlock(&sizing_lock);
+	if (status != BF_OK)
 	{
-		size_t		taken;
-
-		/* a chain's add asks, once full, whether it can grow: that sizes */
-		if (chain)
-			pthread_mutex_lock(&sizing_lock);
-		taken = bf_filter_add(filter->value, filter->len, h, hashes, n);
-		if (chain)
-			pthread_mutex_unlock(&sizing_lock);
-		if (taken == n)
-			return 0;
-		if (grow_chain(filter, err) != 0)
-			return -1;
-		hashes += taken;
-		n -= taken;
+		report_growth(status, err);
+		return -1;
 	}
+	return 0;
 }
 
 /* The kind a text key is read as: the filter's own. */

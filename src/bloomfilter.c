@@ -324,7 +324,7 @@ PG_FUNCTION_INFO_V1(bloom_contains);
 Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, 0, 1));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 0, 1));
 }
 
 PG_FUNCTION_INFO_V1(bloom_contained_by);
@@ -332,19 +332,13 @@ PG_FUNCTION_INFO_V1(bloom_contained_by);
 Datum
 bloom_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, 1, 0));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 1, 0));
 }
 
 /* ---------------------------------------------------------------------
  * Batch forms over arrays
  * ---------------------------------------------------------------------
  */
-
-static KeyType *
-KeyTypeOfArray(FunctionCallInfo fcinfo, ArrayType *array)
-{
-	return CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
-}
 
 /*
  * Adds a batch of hashes.  A filter changed in place must be whole at
@@ -387,7 +381,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 
 	array = PG_GETARG_ARRAYTYPE_P(1);
-	key = KeyTypeOfArray(fcinfo, array);
+	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(*bloom, &header);
 	CheckKeyKind(&header, key);
@@ -412,50 +406,12 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	PG_RETURN_DATUM(result);
 }
 
-/* What ProbeArray's per-element test needs. */
-typedef struct ArrayProbeContext
-{
-	Bloom	   *bloom;
-	BfHeader	header;
-	KeyType    *key;
-} ArrayProbeContext;
-
-static bool
-ProbeOneElement(Datum value, void *context)
-{
-	ArrayProbeContext *probe = (ArrayProbeContext *) context;
-
-	return BloomTestValue(probe->bloom, &probe->header, probe->key, value);
-}
-
-/*
- * Probes every non-NULL element; stops at the first answer equal to
- * stop_on.  Returns NULL when no element decided it and some were NULL, as
- * x = ALL/ANY (array) do.
- */
-static Datum
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
-{
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayProbeContext probe;
-	bool		result;
-	bool		isnull;
-
-	probe.key = KeyTypeOfArray(fcinfo, array);
-	probe.bloom = ProbeFilterArg(fcinfo, 0, &probe.header);
-	CheckKeyKind(&probe.header, probe.key);
-	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
-}
-
 PG_FUNCTION_INFO_V1(bloom_contains_all);
 /* bloom_contains_all(filter, values[]): every value may be present. */
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, false);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, false);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_any);
@@ -463,7 +419,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_any);
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, true);
+	return ProbeArrayArg(fcinfo, &BloomProbeType, true);
 }
 
 /* ---------------------------------------------------------------------
@@ -510,12 +466,6 @@ bloom_intersection(PG_FUNCTION_ARGS)
  * ---------------------------------------------------------------------
  */
 
-static int64
-ClampToInt64(uint64 value)
-{
-	return value > (uint64) PG_INT64_MAX ? PG_INT64_MAX : (int64) value;
-}
-
 PG_FUNCTION_INFO_V1(bloom_info);
 /* bloom_info(filter): one row describing the filter. */
 Datum
@@ -526,7 +476,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	TupleDesc	tupdesc;
 	Datum		values[18];
 	bool		nulls[18] = {0};
-	BloomEstimate e;
+	BfEstimate	e;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -535,14 +485,14 @@ bloom_info(PG_FUNCTION_ARGS)
 
 	values[0] = Int32GetDatum(h.version);
 	values[1] = CStringGetTextDatum(bf_is_chain(&h) ? "chained" : "blocked512");
-	values[2] = Int64GetDatum(ClampToInt64(e.bits));
+	values[2] = Int64GetDatum(bf_clamp_int64(e.bits));
 	values[3] = Int64GetDatum((int64) BloomDataLen(bloom));
 	values[4] = Int32GetDatum(e.k);
-	values[5] = Int64GetDatum(ClampToInt64(e.capacity));
+	values[5] = Int64GetDatum(bf_clamp_int64(e.capacity));
 	values[6] = Float8GetDatum(h.fpr);
-	values[7] = Int64GetDatum(ClampToInt64(h.inserted));
-	values[8] = Int64GetDatum(ClampToInt64(e.bits_set));
-	values[9] = Float8GetDatum((double) e.bits_set / (double) e.bits);
+	values[7] = Int64GetDatum(bf_clamp_int64(h.inserted));
+	values[8] = Int64GetDatum(bf_clamp_int64(e.bits_set));
+	values[9] = Float8GetDatum(e.fill);
 	values[10] = Float8GetDatum(e.distinct);
 	values[11] = Float8GetDatum(e.fpr);
 	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
@@ -551,7 +501,7 @@ bloom_info(PG_FUNCTION_ARGS)
 		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
 	else
 		nulls[14] = true;
-	values[15] = BoolGetDatum(e.distinct > e.capacity * OVER_CAPACITY_MARGIN);
+	values[15] = BoolGetDatum(e.over_capacity);
 	values[16] = Int32GetDatum((int32) h.nsegments);
 	values[17] = Int32GetDatum(h.growth);
 	nulls[17] = !bf_is_chain(&h);
@@ -565,8 +515,7 @@ bloom_cardinality(PG_FUNCTION_ARGS)
 {
 	Bloom	   *bloom = PG_GETARG_BLOOM_P(0);
 	BfHeader	h;
-
-	BloomEstimate e;
+	BfEstimate	e;
 
 	BloomReadHeader(bloom, &h);
 	BloomEstimates(bloom, &h, &e);

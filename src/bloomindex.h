@@ -312,11 +312,15 @@ extern BF_HIDDEN void LogAppend(Page page, uint32 segment, uint64 hash, Size *en
 extern BF_HIDDEN XLogRecPtr CurrentPosition(void);
 
 /*
- * The entries a copy at since lacks, into hashes and segments (palloc'd,
- * *count of them); false if the log cannot tell (a copy must be made anew).
+ * The build copies of the index are of (invalid where there is no log), and
+ * the entries a copy of build at since lacks, into hashes and segments
+ * (palloc'd, *count of them); false if the log cannot tell (a copy must be
+ * made anew).
  */
-extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, uint64 **hashes,
-								   uint32 **segments, uint64 *count, uint32 *nsegments);
+extern BF_HIDDEN XLogRecPtr IndexBuild(Relation index);
+extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build,
+								   uint64 **hashes, uint32 **segments, uint64 *count,
+								   uint32 *nsegments);
 
 /* bloomindexbuild.c */
 

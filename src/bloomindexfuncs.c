@@ -363,7 +363,7 @@ AddIndexTotals(IndexTotals *totals, Oid leafoid)
 	Relation	leaf = OpenCheckedIndex(leafoid);
 	Bloom	   *bloom = IndexSnapshot(leaf);
 	BfHeader	header;
-	BloomEstimate e;
+	BfEstimate	e;
 	bool		vacuumed;
 	uint64		dead;
 

@@ -173,6 +173,16 @@ CurrentPosition(void)
 	return GetXLogInsertRecPtr();
 }
 
+/* The build a copy of the index is of: its end's position; invalid if no log. */
+XLogRecPtr
+IndexBuild(Relation index)
+{
+	IndexLayout layout;
+
+	ReadMeta(index, &layout);
+	return layout.log.npages > 0 ? layout.log.built_at : InvalidXLogRecPtr;
+}
+
 /* A growing array of the entries found. */
 typedef struct Changes
 {
@@ -244,18 +254,24 @@ PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, Changes *
  * pages are read one at a time, no lock held across them: an entry added
  * meanwhile began after the caller's position, and one cleared meanwhile
  * moved the horizon, read last.  False if the log cannot tell: there is
- * none, since is older than the build or the horizon.
+ * none, since is older than the build or the horizon, or the copy is of
+ * another build than build says (when valid).  A copy made of another
+ * index after this one was built (REINDEX CONCURRENTLY builds the new index
+ * while copies of the old one are still made) is not older than the build,
+ * yet its bits are not this index's: a key this index takes no room for,
+ * as its own segments hold it already, may be missing from such a copy.
  */
 bool
-ChangesSince(Relation index, XLogRecPtr since, uint64 **hashes, uint32 **segments,
-			 uint64 *count, uint32 *nsegments)
+ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build, uint64 **hashes,
+			 uint32 **segments, uint64 *count, uint32 *nsegments)
 {
 	IndexLayout before;
 	IndexLayout after;
 	Changes		changes;
 
 	ReadMeta(index, &before);
-	if (before.log.npages == 0 || since < before.log.built_at || since < before.log.horizon)
+	if (before.log.npages == 0 || since < before.log.built_at || since < before.log.horizon ||
+		(!XLogRecPtrIsInvalid(build) && build != before.log.built_at))
 		return false;
 	changes.room = 64;
 	changes.count = 0;

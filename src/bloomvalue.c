@@ -209,31 +209,6 @@ EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix, const char *t
 	return text;
 }
 
-bool
-ProbeArrayElements(ArrayType *array, bool stop_on, KeyProbe test, void *context, bool *isnull)
-{
-	ArrayIterator iterator = array_create_iterator(array, 0, NULL);
-	Datum		value;
-	bool		element_null;
-	bool		saw_null = false;
-	bool		decided = false;
-
-	while (array_iterate(iterator, &value, &element_null))
-	{
-		CHECK_FOR_INTERRUPTS();
-		if (element_null)
-			saw_null = true;
-		else if (test(value, context) == stop_on)
-		{
-			decided = true;
-			break;
-		}
-	}
-	array_free_iterator(iterator);
-	*isnull = !decided && saw_null;
-	return decided ? stop_on : !stop_on;
-}
-
 /* Raises the error for a failed bf_size_for. */
 static void
 ReportSizingError(BfStatus status, int64 capacity, double fpr,
@@ -294,17 +269,34 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 		: bf_size_for((uint64) capacity, fpr, &sizing);
 	if (status != BF_OK)
 		ReportSizingError(status, capacity, fpr, &sizing);
-
-	memset(header, 0, sizeof(*header));
-	header->version = BF_FORMAT_VERSION;
-	header->layout = BF_LAYOUT_BLOCKED512;
-	header->k = sizing.k;
-	header->key_kind = BF_KIND_NONE;
-	header->nblocks = sizing.nblocks;
-	header->nsegments = 1;
-	header->capacity = (uint64) capacity;
-	header->fpr = fpr;
+	bf_fixed_header((uint64) capacity, fpr, &sizing, header);
 }
+
+/*
+ * The core's hooks (BfHooks) in a backend: a value grows in its own memory
+ * context, and a loop over a large filter's bits answers a cancel between
+ * slices.  context is the Bloom ** holding the value (*NULL: a new one),
+ * repointed at once, so that it stays valid should a later step fail.
+ */
+static uint8_t *
+ResizeBloom(void *context, uint8_t *value, size_t new_len)
+{
+	Bloom	  **bloom = (Bloom **) context;
+	Bloom	   *resized = *bloom != NULL ? repalloc(*bloom, VARHDRSZ + new_len)
+		: palloc(VARHDRSZ + new_len);
+
+	SET_VARSIZE(resized, VARHDRSZ + new_len);
+	*bloom = resized;
+	return BloomData(resized);
+}
+
+static void
+CheckInterruptsBetweenSlices(void *context)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+static const BfHooks interruptible = {NULL, CheckInterruptsBetweenSlices, NULL};
 
 /*
  * A new, empty chain (bloom_empty with a growth factor): its first
@@ -314,6 +306,9 @@ void
 CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 {
 	BfHeader	unused;
+	BfHeader	chain;
+	BfSegment	first;
+	size_t		len;
 
 	if (growth != 0 && (growth < BF_MIN_GROWTH || growth > BF_MAX_GROWTH))
 		ereport(ERROR,
@@ -323,39 +318,41 @@ CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 				 errdetail("The growth factor was %d; 0 makes a filter of fixed size.",
 						   growth)));
 	SizeFilter(capacity, fpr, &unused);	/* the parameters' own errors */
-	if (growth != 0)
-		SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+	if (growth == 0)
+		return;
+	SizeFilter(capacity, fpr * 0.5, &unused);	/* the first segment's */
+
+	/*
+	 * A first segment of the largest size leaves no room for its
+	 * descriptor: the chain is refused as a filter of that size would be.
+	 */
+	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &chain) == BF_OK &&
+		bf_chain_next(&chain, BF_HEADER_SIZE, &first, &len) == BF_ERR_TOO_LARGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("bloom filter cannot hold " INT64_FORMAT " values at false-positive rate %g",
+						capacity, fpr),
+				 errdetail("The first segment of a growing filter, sized for them at rate %g, would be larger with its %d-byte descriptor than the largest bloom filter, of %zu bytes (a larger one could not be dumped and restored).",
+						   fpr * 0.5, BF_SEGMENT_HEADER_SIZE, BF_MAX_VALUE_BYTES),
+				 errhint("Use a higher false-positive rate, or split the values over several filters.")));
 }
 
 Bloom *
 BloomAllocChain(int64 capacity, double fpr, int32 growth)
 {
+	Bloom	   *bloom = NULL;
+	BfHooks		hooks = {ResizeBloom, CheckInterruptsBetweenSlices, &bloom};
 	BfHeader	header;
+	uint8	   *value;
+	size_t		len;
+	BfStatus	status;
 
 	CheckFilterParameters(capacity, fpr, growth);
-	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &header) != BF_OK)
-		elog(ERROR, "bloom chain parameters rejected after sizing");
-	return BloomGrowChain(NULL, &header);
-}
-
-/*
- * A chain with one more segment, or NULL when it cannot grow.  bloom is
- * resized in place (in its own memory context); NULL starts a new chain
- * from header.
- */
-Bloom *
-BloomGrowChain(Bloom *bloom, BfHeader *header)
-{
-	size_t		len = bloom != NULL ? BloomDataLen(bloom) : BF_HEADER_SIZE;
-	BfSegment	next;
-	size_t		new_len;
-
-	if (bf_chain_next(header, len, &next, &new_len) != BF_OK)
-		return NULL;
-	bloom = bloom != NULL ? repalloc(bloom, VARHDRSZ + new_len)
-		: palloc(VARHDRSZ + new_len);
-	SET_VARSIZE(bloom, VARHDRSZ + new_len);
-	bf_chain_append(BloomData(bloom), header, len, &next);
+	status = bf_chain_create((uint64) capacity, fpr, (uint8) growth, &value, &len,
+							 &header, &hooks);
+	if (status != BF_OK)
+		elog(ERROR, "bloom chain parameters rejected after sizing: %s",
+			 bf_status_message(status));
 	return bloom;
 }
 
@@ -368,21 +365,14 @@ BloomGrowChain(Bloom *bloom, BfHeader *header)
 void
 BloomAddHashes(Bloom **bloom, BfHeader *header, const uint64 *hashes, size_t n)
 {
-	for (;;)
-	{
-		size_t		taken = bf_filter_add(BloomData(*bloom), BloomDataLen(*bloom),
-										  header, hashes, n);
-		Bloom	   *grown;
+	BfHooks		hooks = {ResizeBloom, CheckInterruptsBetweenSlices, bloom};
+	uint8	   *value = BloomData(*bloom);
+	size_t		len = BloomDataLen(*bloom);
+	BfStatus	status;
 
-		if (taken == n)
-			return;
-		grown = BloomGrowChain(*bloom, header);
-		if (grown == NULL)
-			elog(ERROR, "bloom chain asked to grow and could not");
-		*bloom = grown;
-		hashes += taken;
-		n -= taken;
-	}
+	status = bf_filter_add_growing(&value, &len, header, hashes, n, &hooks);
+	if (status != BF_OK)
+		elog(ERROR, "bloom chain asked to grow and could not: %s", bf_status_message(status));
 }
 
 /* Adds one value to a filter the caller owns; see BloomAddHashes. */
@@ -426,91 +416,17 @@ AggregateMemoryContext(FunctionCallInfo fcinfo, const char *name)
 	return aggcontext;
 }
 
-/*
- * Bytes of bits handled between two checks for a cancel: whole-filter
- * loops cover up to 750 MB, and a user's cancel must be answered well
- * within a second.
- */
-#define BITS_BETWEEN_INTERRUPTS (16 * 1024 * 1024)
-
-/* bf_union_bits or bf_intersect_bits, slice by slice. */
-static void
-CombineBits(uint8 *to, const uint8 *from, size_t nbytes, bool is_union)
-{
-	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
-	{
-		size_t		n = Min(BITS_BETWEEN_INTERRUPTS, nbytes - done);
-
-		CHECK_FOR_INTERRUPTS();
-		if (is_union)
-			bf_union_bits(to + done, from + done, n);
-		else
-			bf_intersect_bits(to + done, from + done, n);
-	}
-}
-
-static uint64
-SegmentBitsSet(Bloom *bloom, const BfSegment *segment)
-{
-	const uint8 *bits = BloomData(bloom) + segment->bits;
-	size_t		nbytes = (size_t) segment->nblocks * BF_BLOCK_BYTES;
-	uint64		set = 0;
-
-	for (size_t done = 0; done < nbytes; done += BITS_BETWEEN_INTERRUPTS)
-	{
-		CHECK_FOR_INTERRUPTS();
-		set += bf_popcount(bits + done, Min(BITS_BETWEEN_INTERRUPTS, nbytes - done));
-	}
-	return set;
-}
-
-static double
-SegmentEstimatedFpr(Bloom *bloom, const BfSegment *segment)
-{
-	const uint8 *bits = BloomData(bloom) + segment->bits;
-	uint32		per_slice = BITS_BETWEEN_INTERRUPTS / BF_BLOCK_BYTES;
-	double		sum = 0.0;
-
-	/* bf_estimate_fpr is a mean over blocks: sum the slices' weighted means */
-	for (uint32 first = 0; first < segment->nblocks; first += per_slice)
-	{
-		uint32		n = Min(per_slice, segment->nblocks - first);
-
-		CHECK_FOR_INTERRUPTS();
-		sum += bf_estimate_fpr(bits + (size_t) first * BF_BLOCK_BYTES, n, segment->k) * n;
-	}
-	return sum / segment->nblocks;
-}
-
-/* The whole value's estimates, summed over its segments. */
+/* The whole value's estimates, over its segments (bf_estimate). */
 void
-BloomEstimates(Bloom *bloom, const BfHeader *header, BloomEstimate *estimate)
+BloomEstimates(Bloom *bloom, const BfHeader *header, BfEstimate *estimate)
 {
-	BfSegment	segment;
-	double		rate;
-
-	memset(estimate, 0, sizeof(*estimate));
-	bf_segment_first(BloomData(bloom), header, &segment);
-	do
-	{
-		uint64		set = SegmentBitsSet(bloom, &segment);
-
-		estimate->bits = bf_count_add(estimate->bits,
-									  (uint64) segment.nblocks * BF_BLOCK_BITS);
-		estimate->bits_set += set;
-		estimate->capacity = bf_count_add(estimate->capacity, segment.capacity);
-		estimate->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
-		/* the chance some segment answers "maybe"; with one, exactly its rate */
-		rate = SegmentEstimatedFpr(bloom, &segment);
-		estimate->fpr += rate - estimate->fpr * rate;
-		estimate->k = segment.k;
-	} while (bf_segment_next(BloomData(bloom), header, &segment));
+	bf_estimate(BloomData(bloom), header, estimate, &interruptible);
 }
 
 double
 BloomEstimatedFpr(Bloom *bloom, const BfHeader *header)
 {
-	BloomEstimate estimate;
+	BfEstimate	estimate;
 
 	BloomEstimates(bloom, header, &estimate);
 	return estimate.fpr;
@@ -681,67 +597,20 @@ CheckIntersectable(const BfHeader *a, const BfHeader *b)
 				 errhint("Intersect filters of fixed size (bloom_empty or bloom_agg without a growth factor).")));
 }
 
-/*
- * Chains of equal parameters have segments of equal sizes, as the validator
- * makes sure of on input; a stored value is not validated again, so a
- * union checks before it relies on it.
- */
+/* Raises the error for chains whose segments differ in size. */
 static void
 CheckSegmentsAlike(Bloom *a, const BfHeader *ah, Bloom *b, const BfHeader *bh)
 {
 	BfSegment	sa;
 	BfSegment	sb;
 
-	bf_segment_first(BloomData(a), ah, &sa);
-	bf_segment_first(BloomData(b), bh, &sb);
-	do
-	{
-		if (sa.nblocks != sb.nblocks || sa.k != sb.k)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_EXCEPTION),
-					 errmsg("cannot compute the union of bloom filters whose segments differ in size"),
-					 errdetail("Segment %u has %u blocks and %d hashes in one, %u blocks and %d hashes in the other.",
-							   sa.index + 1, sa.nblocks, sa.k, sb.nblocks, sb.k),
-					 errhint("Rebuild both filters with this version of the extension.")));
-	} while (bf_segment_next(BloomData(a), ah, &sa) && bf_segment_next(BloomData(b), bh, &sb));
-}
-
-/*
- * Segment by segment: segment i of two chains with equal parameters has
- * the same size.  Where src is longer, dst takes its extra segments as
- * they are.  Returns dst, moved if it grew.
- */
-static Bloom *
-UnionSegments(Bloom *dst, BfHeader *d, Bloom *src, const BfHeader *s)
-{
-	BfSegment	to;
-	BfSegment	from;
-	size_t		len = BloomDataLen(dst);
-
-	CheckSegmentsAlike(dst, d, src, s);
-	if (s->nsegments > d->nsegments)
-	{
-		dst = repalloc(dst, VARSIZE(src));
-		SET_VARSIZE(dst, VARSIZE(src));
-		memcpy(BloomData(dst) + len, BloomData(src) + len, BloomDataLen(src) - len);
-		d->nsegments = s->nsegments;
-	}
-	bf_segment_first(BloomData(dst), d, &to);
-	bf_segment_first(BloomData(src), s, &from);
-	do
-	{
-		if (to.bits >= len)
-			break;				/* the rest came from src whole */
-		CombineBits(BloomData(dst) + to.bits, BloomData(src) + from.bits,
-					(size_t) to.nblocks * BF_BLOCK_BYTES, true);
-		if (bf_is_chain(d))
-		{
-			to.inserted = bf_count_add(to.inserted, from.inserted);
-			bf_segment_store_inserted(BloomData(dst), &to);
-		}
-	} while (bf_segment_next(BloomData(src), s, &from) &&
-			 bf_segment_next(BloomData(dst), d, &to));
-	return dst;
+	if (!bf_segments_alike(BloomData(a), ah, BloomData(b), bh, &sa, &sb))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_EXCEPTION),
+				 errmsg("cannot compute the union of bloom filters whose segments differ in size"),
+				 errdetail("Segment %u has %u blocks and %d hashes in one, %u blocks and %d hashes in the other.",
+						   sa.index + 1, sa.nblocks, sa.k, sb.nblocks, sb.k),
+				 errhint("Rebuild both filters with this version of the extension.")));
 }
 
 /*
@@ -752,8 +621,12 @@ UnionSegments(Bloom *dst, BfHeader *d, Bloom *src, const BfHeader *s)
 Bloom *
 BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 {
+	BfHooks		hooks = {ResizeBloom, CheckInterruptsBetweenSlices, &dst};
 	BfHeader	d;
 	BfHeader	s;
+	uint8	   *value = BloomData(dst);
+	size_t		len = BloomDataLen(dst);
+	BfStatus	status;
 
 	BloomReadHeader(dst, &d);
 	BloomReadHeader(src, &s);
@@ -763,32 +636,16 @@ BloomCombineInto(Bloom *dst, Bloom *src, bool is_union, bool warn_overfilled)
 
 	if (is_union)
 	{
-		dst = UnionSegments(dst, &d, src, &s);
-		d.inserted = bf_count_add(d.inserted, s.inserted);
-		if (warn_overfilled)
-			WarnIfOverfilled(dst, &d);
-		if (d.key_kind == BF_KIND_NONE)
-		{
-			d.key_kind = s.key_kind;
-			d.key_tag = s.key_tag;
-			d.env_encoding = s.env_encoding;
-			d.env_locale = s.env_locale;
-		}
+		CheckSegmentsAlike(dst, &d, src, &s);
+		status = bf_union_into(&value, &len, &d, BloomData(src), BloomDataLen(src), &s,
+							   &hooks);
 	}
 	else
-	{
-		CombineBits(bf_bits(BloomData(dst)), bf_bits(BloomData(src)),
-					(size_t) d.nblocks * BF_BLOCK_BYTES, false);
-		d.inserted = Min(d.inserted, s.inserted);
-		if (s.key_kind == BF_KIND_NONE)
-		{
-			/* intersecting with an empty filter leaves nothing */
-			d.key_kind = BF_KIND_NONE;
-			d.key_tag = 0;
-			d.env_encoding = 0;
-			d.env_locale = 0;
-		}
-	}
-	BloomWriteHeader(dst, &d);
+		status = bf_intersect_into(value, &d, BloomData(src), &s, &hooks);
+	if (status != BF_OK)
+		elog(ERROR, "bloom filters checked as compatible could not be combined: %s",
+			 bf_status_message(status));
+	if (is_union && warn_overfilled)
+		WarnIfOverfilled(dst, &d);
 	return dst;
 }

@@ -13,7 +13,6 @@
 
 #include "fmgr.h"
 #include "nodes/nodes.h"
-#include "utils/array.h"
 #if PG_VERSION_NUM >= 160000
 #include "varatt.h"
 #endif
@@ -96,16 +95,6 @@ extern BF_HIDDEN uint8 *DecodeTextForm(const char *input, const char *prefix,
 extern BF_HIDDEN char *EncodeTextForm(const uint8 *bytes, size_t len, const char *prefix,
 									  const char *type_name);
 
-/*
- * The array probes of both filter types (*_contains_all, *_contains_any):
- * tests every non-NULL element until one answers stop_on, and gives what
- * x = ALL/ANY (array) give, NULL (*isnull) when no element decided it and
- * some were NULL.  test(value, context) is the type's probe of one key.
- */
-typedef bool (*KeyProbe) (Datum value, void *context);
-extern BF_HIDDEN bool ProbeArrayElements(ArrayType *array, bool stop_on, KeyProbe test,
-										 void *context, bool *isnull);
-
 /* Sizes a filter for (capacity, fpr): the header every constructor uses. */
 extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 
@@ -116,11 +105,10 @@ extern BF_HIDDEN void SizeFilter(int64 capacity, double fpr, BfHeader *header);
 extern BF_HIDDEN void CheckFilterParameters(int64 capacity, double fpr, int32 growth);
 
 /*
- * Growing filters (chains): a new one, and one grown by a segment (NULL
- * when it cannot grow), resized in its own memory context.
+ * A new growing filter (a chain), which grows (in its own memory context)
+ * as values are added.
  */
 extern BF_HIDDEN Bloom *BloomAllocChain(int64 capacity, double fpr, int32 growth);
-extern BF_HIDDEN Bloom *BloomGrowChain(Bloom *bloom, BfHeader *header);
 
 /*
  * Adding to *bloom, a filter the caller owns, whose header it decoded and
@@ -135,22 +123,11 @@ extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 									 const KeyType *key, Datum value);
 
 /*
- * What a whole-filter loop (which answers a cancel) finds, over every
- * segment: bits, bits set, the capacity of the segments present, the
- * distinct values the fill implies, the false-positive rate for an absent
- * value (any segment may answer "maybe"), and the k of the last segment.
+ * The core's estimates over every segment (bf_estimate), in a loop that
+ * answers a cancel.
  */
-typedef struct BloomEstimate
-{
-	uint64		bits;
-	uint64		bits_set;
-	uint64		capacity;
-	double		distinct;
-	double		fpr;
-	int			k;
-} BloomEstimate;
 extern BF_HIDDEN void BloomEstimates(Bloom *bloom, const BfHeader *header,
-									 BloomEstimate *estimate);
+									 BfEstimate *estimate);
 extern BF_HIDDEN double BloomEstimatedFpr(Bloom *bloom, const BfHeader *header);
 
 /*
@@ -162,11 +139,9 @@ extern BF_HIDDEN Bloom *BloomCombineInto(Bloom *dst, Bloom *src, bool is_union,
 										 bool warn_overfilled);
 
 /*
- * A filter is "over capacity" (bloom_info) once it holds an estimated 10%
- * more distinct values than it was sized for; an add or union warns once
- * its false-positive rate passes twice its target.
+ * An add or union warns once a filter's false-positive rate passes twice its
+ * target (bloom_info's over_capacity is the core's, BF_OVER_CAPACITY_MARGIN).
  */
-#define OVER_CAPACITY_MARGIN 1.1
 #define OVERFILL_RATE_FACTOR 2.0
 extern BF_HIDDEN void WarnIfOverfilled(Bloom *bloom, const BfHeader *header);
 

@@ -136,7 +136,7 @@ SelectivityFromDistinctCounts(Bloom *filter, const BfHeader *header,
 {
 	bool		isdefault;
 	double		key_distinct = get_variable_numdistinct(vardata, &isdefault);
-	BloomEstimate estimate;
+	BfEstimate	estimate;
 	double		held;
 
 	if (isdefault || key_distinct <= 0)

@@ -1,10 +1,13 @@
 /*-------------------------------------------------------------------------
  *
  * probecache.c
- *	  Per-call-site caches that keep probes cheap: the key type of the
- *	  value argument, a stored or constant filter detoasted once per query,
- *	  the last decoded header, and the slice probe of a stored filter that
- *	  reads only its header and one block.
+ *	  The probe cache of both filter types: per call site, the key type of
+ *	  the value argument, a stored or constant filter detoasted once per
+ *	  query, the last decoded header, and the first probe of a stored
+ *	  filter by slices; and the probes that use it, of one value and of an
+ *	  array.  What differs between bloom and qfilter (reading a header,
+ *	  checking a key, testing it, slices) each type supplies in its
+ *	  FilterProbeType.
  *
  * Everything lives in the call site's fn_extra (a CallCache), so it lasts
  * as long as the expression does and is never shared between call sites.
@@ -14,41 +17,48 @@
 #include "postgres.h"
 
 #include "access/detoast.h"
+#include "miscadmin.h"
 #include "nodes/primnodes.h"
 #include "nodes/pg_list.h"
+#include "utils/array.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
-#include "bloomexpanded.h"
 #include "probecache.h"
 
 #if PG_VERSION_NUM < 140000
 #define VARATT_EXTERNAL_GET_EXTSIZE(toast_pointer) ((toast_pointer).va_extsize)
 #endif
 
-/* A detoasted stored filter kept for the rest of the query. */
-typedef struct FilterCache
-{
-	Oid			toastrelid;		/* identity of the stored value in filter */
-	Oid			valueid;
-	struct varlena *constant;	/* or the constant argument it came from */
-	Bloom	   *filter;
-	bool		owned;			/* filter is a copy in fn_mcxt */
-	bool		kind_checked;	/* the key type fits filter's kind */
-	BfHeader	header;			/* filter's, decoded */
-	Oid			sliced_toastrelid;	/* the value last probed by slices */
-	Oid			sliced_valueid;
-} FilterCache;
-
 /* Everything one call site of a function remembers between calls. */
 typedef struct CallCache
 {
 	KeyType		key;
-	FilterCache stored;
+
+	/*
+	 * The filter type this call site probes, set with the header buffers
+	 * below at its first probe (a call site that only needs the key type
+	 * has none).
+	 */
+	const FilterProbeType *type;
+
+	/* A detoasted stored or constant filter kept for the rest of the query. */
+	Oid			toastrelid;		/* identity of the stored value in filter */
+	Oid			valueid;
+	struct varlena *constant;	/* or the constant argument it came from */
+	struct varlena *filter;
+	bool		owned;			/* filter is a copy in fn_mcxt */
+	bool		kind_checked;	/* the key type fits filter's kind */
+	void	   *header;			/* filter's, decoded */
+	Oid			sliced_toastrelid;	/* the value last probed by slices */
+	Oid			sliced_valueid;
 
 	/* The last header a probe decoded, with the bytes it came from. */
-	bool		have_header;
-	size_t		header_value_len;
-	uint8		header_bytes[BF_HEADER_SIZE];
-	BfHeader	header;
+	bool		have_last;
+	size_t		last_value_len;
+	uint8	   *last_bytes;
+	void	   *last_header;
 } CallCache;
 
 static CallCache *
@@ -58,6 +68,24 @@ GetCallCache(FunctionCallInfo fcinfo)
 		fcinfo->flinfo->fn_extra =
 			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(CallCache));
 	return (CallCache *) fcinfo->flinfo->fn_extra;
+}
+
+/* The call site's cache, with room for the headers of type's filters. */
+static CallCache *
+GetProbeCache(FunctionCallInfo fcinfo, const FilterProbeType *type)
+{
+	CallCache  *cache = GetCallCache(fcinfo);
+	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
+
+	if (cache->type == type)
+		return cache;
+	if (cache->type != NULL)
+		elog(ERROR, "one call site probes filters of two types");
+	cache->header = MemoryContextAllocZero(mcxt, type->header_size);
+	cache->last_header = MemoryContextAllocZero(mcxt, type->header_size);
+	cache->last_bytes = MemoryContextAllocZero(mcxt, type->raw_header_size);
+	cache->type = type;
+	return cache;
 }
 
 KeyType *
@@ -73,36 +101,48 @@ CallSiteKeyOfType(FunctionCallInfo fcinfo, Oid typid)
 }
 
 /* Whether a TOAST pointer names the same stored value as (relid, valueid). */
-bool
+static inline bool
 SameStoredValue(const struct varatt_external *pointer, Oid relid, Oid valueid)
 {
 	return pointer->va_toastrelid == relid && pointer->va_valueid == valueid;
 }
 
 /*
+ * Decodes filter's header into the last-decoded slot and remembers the
+ * bytes it came from.  The slot is marked empty first: a corrupt value
+ * leaves no half-made entry.
+ */
+static const void *
+DecodeHeader(CallCache *cache, struct varlena *filter)
+{
+	const FilterProbeType *type = cache->type;
+	size_t		len = VARSIZE(filter) - VARHDRSZ;
+
+	cache->have_last = false;
+	type->read_header(filter, cache->last_header);
+	if (len >= type->raw_header_size)
+	{
+		memcpy(cache->last_bytes, VARDATA(filter), type->raw_header_size);
+		cache->last_value_len = len;
+		cache->have_last = true;
+	}
+	return cache->last_header;
+}
+
+/*
  * The decoded header of a probed filter.  A scan over a join can probe the
- * same filter on many rows; comparing its 56 header bytes with the last ones
+ * same filter on many rows; comparing its header bytes with the last ones
  * decoded is cheaper than decoding and checksumming them again, and unlike a
  * pointer comparison it stays right when another filter lands at the same
  * address.
  */
-static void
-ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
+static const void *
+ProbeHeader(CallCache *cache, struct varlena *filter)
 {
-	CallCache  *cache = GetCallCache(fcinfo);
-
-	if (cache->have_header && BloomDataLen(bloom) == cache->header_value_len &&
-		BloomDataLen(bloom) >= BF_HEADER_SIZE &&
-		memcmp(BloomData(bloom), cache->header_bytes, BF_HEADER_SIZE) == 0)
-	{
-		*header = cache->header;
-		return;
-	}
-	BloomReadHeader(bloom, header);
-	memcpy(cache->header_bytes, BloomData(bloom), BF_HEADER_SIZE);
-	cache->header_value_len = BloomDataLen(bloom);
-	cache->header = *header;
-	cache->have_header = true;
+	if (cache->have_last && VARSIZE(filter) - VARHDRSZ == cache->last_value_len &&
+		memcmp(VARDATA(filter), cache->last_bytes, cache->type->raw_header_size) == 0)
+		return cache->last_header;
+	return DecodeHeader(cache, filter);
 }
 
 /*
@@ -111,7 +151,7 @@ ProbeHeader(FunctionCallInfo fcinfo, Bloom *bloom, BfHeader *header)
  * an external Param, "stable" to the planner, but its memory is freed and
  * reused as it is reassigned, so only a Const may be recognised by address.)
  */
-bool
+static bool
 ArgIsConst(FmgrInfo *flinfo, int argno)
 {
 	Node	   *expr = flinfo->fn_expr;
@@ -143,173 +183,179 @@ ArgIsConst(FmgrInfo *flinfo, int argno)
  * transaction), but a TOAST value never changes, and its id could only name
  * another value after the OID counter wrapped around.
  */
-Bloom *
-ProbeFilterArg(FunctionCallInfo fcinfo, int argno, BfHeader *header)
+const void *
+ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int argno,
+			   struct varlena **filter)
 {
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	FilterCache *stored = &GetCallCache(fcinfo)->stored;
+	CallCache  *cache = GetProbeCache(fcinfo, type);
 	struct varatt_external pointer = {0};
 	bool		is_stored = VARATT_IS_EXTERNAL_ONDISK(raw);
-	Bloom	   *filter;
-	BfHeader	decoded;
+	struct varlena *detoasted;
+	const void *decoded;
 	MemoryContext old;
 
 	if (is_stored)
 	{
 		VARATT_EXTERNAL_GET_POINTER(pointer, raw);
-		if (stored->filter != NULL &&
-			SameStoredValue(&pointer, stored->toastrelid, stored->valueid))
+		if (cache->filter != NULL &&
+			SameStoredValue(&pointer, cache->toastrelid, cache->valueid))
 		{
-			*header = stored->header;
-			return stored->filter;
+			*filter = cache->filter;
+			return cache->header;
 		}
 	}
 	else if (ArgIsConst(fcinfo->flinfo, argno))
 	{
-		if (stored->filter != NULL && stored->constant == raw)
+		if (cache->filter != NULL && cache->constant == raw)
 		{
-			*header = stored->header;
-			return stored->filter;
+			*filter = cache->filter;
+			return cache->header;
 		}
 	}
 	else
 	{
 		/* an expanded value (a PL/pgSQL variable) is read where it is */
-		Bloom	   *bloom = ExpandedBloomFlat(PointerGetDatum(raw));
-
-		if (bloom == NULL)
-			bloom = DatumGetBloomP(PointerGetDatum(raw));
-		ProbeHeader(fcinfo, bloom, header);
-		return bloom;
+		*filter = type->in_place != NULL ? type->in_place(PointerGetDatum(raw)) : NULL;
+		if (*filter == NULL)
+			*filter = PG_DETOAST_DATUM(PointerGetDatum(raw));
+		return ProbeHeader(cache, *filter);
 	}
 
 	/* Decode and validate first: a failure must leave no half-made cache. */
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	filter = DatumGetBloomP(PointerGetDatum(raw));
+	detoasted = PG_DETOAST_DATUM(PointerGetDatum(raw));
 	MemoryContextSwitchTo(old);
-	BloomReadHeader(filter, &decoded);
+	decoded = DecodeHeader(cache, detoasted);
 
-	if (stored->filter != NULL && stored->owned)
-		pfree(stored->filter);
-	stored->filter = filter;
-	stored->owned = (Pointer) filter != (Pointer) raw;
-	stored->header = decoded;
-	stored->kind_checked = false;
-	stored->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
-	stored->valueid = is_stored ? pointer.va_valueid : InvalidOid;
-	stored->constant = is_stored ? NULL : raw;
-	*header = decoded;
-	return filter;
+	if (cache->filter != NULL && cache->owned)
+		pfree(cache->filter);
+	cache->filter = detoasted;
+	cache->owned = (Pointer) detoasted != (Pointer) raw;
+	memcpy(cache->header, decoded, type->header_size);
+	cache->kind_checked = false;
+	cache->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
+	cache->valueid = is_stored ? pointer.va_valueid : InvalidOid;
+	cache->constant = is_stored ? NULL : raw;
+	*filter = detoasted;
+	return cache->header;
 }
 
 /*
  * The filter this call site cached, if the argument is that same filter: the
  * same TOAST value, or the same constant.  Per row, so kept cheap.
  */
-static Bloom *
-CachedFilterFor(FunctionCallInfo fcinfo, int argno)
+static inline struct varlena *
+CachedFilterFor(FunctionCallInfo fcinfo, const CallCache *cache, int argno)
 {
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	FilterCache *stored = &GetCallCache(fcinfo)->stored;
 	struct varatt_external pointer;
 
-	if (stored->filter == NULL)
+	if (cache->filter == NULL)
 		return NULL;
 	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
-		return raw == stored->constant ? stored->filter : NULL;
+		return raw == cache->constant ? cache->filter : NULL;
 	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
-	return SameStoredValue(&pointer, stored->toastrelid, stored->valueid) ?
-		stored->filter : NULL;
+	return SameStoredValue(&pointer, cache->toastrelid, cache->valueid) ?
+		cache->filter : NULL;
 }
 
 /*
- * Probes a stored filter by fetching only its header and the one block the
- * value maps to: the cache-penetration guard probes a multi-megabyte filter
- * once per statement, and must not read all of it.  Applies to the first
- * probe of an uncompressed TOASTed value at this call site; a second probe of
- * the same value means a scan, which is cheaper with one full detoast, so
- * this returns false and leaves it to ProbeFilterArg.
+ * A stored filter probed by fetching only the slices the probe needs (the
+ * type's probe_slices): the cache-penetration guard probes a
+ * multi-megabyte filter once per statement, and must not read all of it.
+ * Applies to the first probe of an uncompressed TOASTed value at this call
+ * site; a second probe of the same value means a scan, which is cheaper
+ * with one full detoast, so this returns false and leaves it to
+ * ProbeFilterArg.
  */
 static bool
-ProbeStoredSlices(FunctionCallInfo fcinfo, int filter_arg, KeyType *key,
-				  Datum value, bool *result)
+ProbeFirstBySlices(FunctionCallInfo fcinfo, CallCache *cache, int filter_arg, KeyType *key,
+				   Datum value, bool *result)
 {
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(filter_arg);
 	struct varatt_external pointer;
-	FilterCache *stored;
-	struct varlena *slice;
-	BfHeader	header;
-	BfStatus	status;
-	uint64		hash;
-	uint32		block;
 
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
+	if (cache->type->probe_slices == NULL || !VARATT_IS_EXTERNAL_ONDISK(raw))
 		return false;
 	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
 	if (VARATT_EXTERNAL_IS_COMPRESSED(pointer))
 		return false;
-	stored = &GetCallCache(fcinfo)->stored;
-	if ((stored->filter != NULL &&
-		 SameStoredValue(&pointer, stored->toastrelid, stored->valueid)) ||
-		SameStoredValue(&pointer, stored->sliced_toastrelid, stored->sliced_valueid))
+	if ((cache->filter != NULL &&
+		 SameStoredValue(&pointer, cache->toastrelid, cache->valueid)) ||
+		SameStoredValue(&pointer, cache->sliced_toastrelid, cache->sliced_valueid))
 		return false;
-	stored->sliced_toastrelid = pointer.va_toastrelid;
-	stored->sliced_valueid = pointer.va_valueid;
-
-	slice = detoast_attr_slice(raw, 0, BF_HEADER_SIZE);
-	status = bf_read_header(BloomData(slice), BloomDataLen(slice), &header);
-	pfree(slice);
-	if (status == BF_OK && bf_is_chain(&header))
-		return false;			/* its segments' places need the whole value */
-	if (status == BF_OK &&
-		VARATT_EXTERNAL_GET_EXTSIZE(pointer) != bf_value_bytes(header.nblocks))
-		status = BF_ERR_LENGTH;
-	if (status != BF_OK)
-		ReportCorruptValue(status);
-
-	CheckKeyKind(&header, key);
-	if (header.key_kind == BF_KIND_NONE)
-	{
-		*result = false;
-		return true;
-	}
-	hash = KeyHash(key, value, header.seed, header.version);
-	block = bf_block_of(hash, header.nblocks);
-	slice = detoast_attr_slice(raw, BF_HEADER_SIZE + (int32) block * BF_BLOCK_BYTES,
-							   BF_BLOCK_BYTES);
-	if (BloomDataLen(slice) != BF_BLOCK_BYTES)
-		elog(ERROR, "short slice of a stored bloom value");
-	*result = bf_block_test(BloomData(slice), hash, header.k);
-	pfree(slice);
-	return true;
+	cache->sliced_toastrelid = pointer.va_toastrelid;
+	cache->sliced_valueid = pointer.va_valueid;
+	return cache->type->probe_slices(raw, VARATT_EXTERNAL_GET_EXTSIZE(pointer), key, value,
+									 result);
 }
 
 /*
- * The probe behind bloom_contains and the commuted form behind <@.  The
- * first probe of a stored filter reads only its header and one block
- * (ProbeStoredSlices); later ones find it detoasted in the cache.
+ * The first probe of a stored filter may read only slices of it
+ * (ProbeFirstBySlices); later ones find it detoasted in the cache.
  */
 bool
-ProbeValueArg(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
+ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int filter_arg,
+			  int value_arg)
 {
-	CallCache  *cache = GetCallCache(fcinfo);
+	CallCache  *cache = GetProbeCache(fcinfo, type);
 	Datum		value = PG_GETARG_DATUM(value_arg);
+	struct varlena *filter;
+	const void *header;
 	KeyType    *key;
-	Bloom	   *bloom;
-	BfHeader	header;
 	bool		result;
 
 	/* A scan's every row after the first: nothing to look up or check. */
-	bloom = CachedFilterFor(fcinfo, filter_arg);
-	if (bloom != NULL && cache->stored.kind_checked &&
+	filter = CachedFilterFor(fcinfo, cache, filter_arg);
+	if (filter != NULL && cache->kind_checked &&
 		cache->key.collation == PG_GET_COLLATION() && KeyTypeIsCurrent(&cache->key))
-		return BloomTestValue(bloom, &cache->stored.header, &cache->key, value);
+		return type->test(filter, cache->header, &cache->key, value);
 
 	key = CallSiteKeyOfArg(fcinfo, value_arg);
-	if (ProbeStoredSlices(fcinfo, filter_arg, key, value, &result))
+	if (ProbeFirstBySlices(fcinfo, cache, filter_arg, key, value, &result))
 		return result;
-	bloom = ProbeFilterArg(fcinfo, filter_arg, &header);
-	CheckKeyKind(&header, key);
-	cache->stored.kind_checked = (bloom == cache->stored.filter);
-	return BloomTestValue(bloom, &header, key, value);
+	header = ProbeFilterArg(fcinfo, type, filter_arg, &filter);
+	type->check_key(header, key);
+	cache->kind_checked = (filter == cache->filter);
+	return type->test(filter, header, key, value);
+}
+
+/*
+ * Probes every non-NULL element of the array (argument 1) in the filter
+ * (argument 0); stops at the first answer equal to stop_on.  NULL when no
+ * element decided it and some were NULL.
+ */
+Datum
+ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type, bool stop_on)
+{
+	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
+	KeyType    *key;
+	struct varlena *filter;
+	const void *header;
+	ArrayIterator iterator;
+	Datum		value;
+	bool		isnull;
+	bool		saw_null = false;
+	bool		decided = false;
+
+	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
+	header = ProbeFilterArg(fcinfo, type, 0, &filter);
+	type->check_key(header, key);
+	iterator = array_create_iterator(array, 0, NULL);
+	while (array_iterate(iterator, &value, &isnull))
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (isnull)
+			saw_null = true;
+		else if (type->test(filter, header, key, value) == stop_on)
+		{
+			decided = true;
+			break;
+		}
+	}
+	array_free_iterator(iterator);
+	if (!decided && saw_null)
+		PG_RETURN_NULL();
+	PG_RETURN_BOOL(decided ? stop_on : !stop_on);
 }

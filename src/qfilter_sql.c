@@ -4,14 +4,14 @@
  *	  The qfilter type's SQL functions, in install-script order: type I/O,
  *	  construction, add, remove, count, probes, array forms, union and
  *	  info, on the value helpers they share with the aggregates
- *	  (qfiltervalue.c).  Comparison and hashing reuse bloom's functions,
- *	  which only look at the bytes.
+ *	  (qfiltervalue.c) and on the probe cache of both types (probecache.c).
+ *	  Comparison and hashing reuse bloom's functions, which only look at
+ *	  the bytes.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "fmgr.h"
 #include "funcapi.h"
@@ -26,112 +26,6 @@
 #include "typmod.h"
 
 #define QFILTER_TEXT_PREFIX "qfilter:"
-
-/* ---------------------------------------------------------------------
- * What a call site keeps: the key type, and a stored or constant filter
- * detoasted once per query (probecache.c's identity checks).
- * ---------------------------------------------------------------------
- */
-typedef struct QfCallCache
-{
-	KeyType		key;
-	Oid			toastrelid;
-	Oid			valueid;
-	struct varlena *constant;
-	QFilter    *filter;
-	bool		owned;
-	bool		kind_checked;	/* the key type fits filter's kind */
-	QfHeader	header;
-} QfCallCache;
-
-static QfCallCache *
-GetQfCallCache(FunctionCallInfo fcinfo)
-{
-	if (fcinfo->flinfo->fn_extra == NULL)
-		fcinfo->flinfo->fn_extra =
-			MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(QfCallCache));
-	return (QfCallCache *) fcinfo->flinfo->fn_extra;
-}
-
-/* The filter argument argno to read, with its header. */
-static QFilter *
-ProbeQFilterArg(FunctionCallInfo fcinfo, int argno, QfHeader *header)
-{
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	QfCallCache *cache = GetQfCallCache(fcinfo);
-	struct varatt_external pointer = {0};
-	bool		is_stored = VARATT_IS_EXTERNAL_ONDISK(raw);
-	MemoryContext old;
-	QFilter    *filter;
-	QfHeader	decoded;
-
-	if (is_stored)
-	{
-		VARATT_EXTERNAL_GET_POINTER(pointer, raw);
-		if (cache->filter != NULL && SameStoredValue(&pointer, cache->toastrelid, cache->valueid))
-		{
-			*header = cache->header;
-			return cache->filter;
-		}
-	}
-	else if (ArgIsConst(fcinfo->flinfo, argno))
-	{
-		if (cache->filter != NULL && cache->constant == raw)
-		{
-			*header = cache->header;
-			return cache->filter;
-		}
-	}
-	else
-	{
-		filter = (QFilter *) PG_DETOAST_DATUM(PointerGetDatum(raw));
-		QFilterReadHeader(filter, header);
-		return filter;
-	}
-
-	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	filter = (QFilter *) PG_DETOAST_DATUM(PointerGetDatum(raw));
-	MemoryContextSwitchTo(old);
-	QFilterReadHeader(filter, &decoded);
-	if (cache->filter != NULL && cache->owned)
-		pfree(cache->filter);
-	cache->filter = filter;
-	cache->kind_checked = false;
-	cache->owned = (Pointer) filter != (Pointer) raw;
-	cache->header = decoded;
-	cache->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
-	cache->valueid = is_stored ? pointer.va_valueid : InvalidOid;
-	cache->constant = is_stored ? NULL : raw;
-	*header = decoded;
-	return filter;
-}
-
-/*
- * The call site's key type; one set up again (after an ALTER TYPE) must be
- * checked against the filter again.
- */
-static KeyType *
-KeyOfArg(FunctionCallInfo fcinfo, int argno)
-{
-	QfCallCache *cache = GetQfCallCache(fcinfo);
-
-	if (!KeyTypeIsCurrent(&cache->key))
-		cache->kind_checked = false;
-	return KeyTypeForArg(&cache->key, fcinfo, argno);
-}
-
-static KeyType *
-KeyOfArray(FunctionCallInfo fcinfo, ArrayType *array)
-{
-	return KeyTypeFor(&GetQfCallCache(fcinfo)->key, fcinfo, ARR_ELEMTYPE(array));
-}
-
-/* The fingerprint of a key in the filter, its kind checked. */
-static uint64
-KeyFingerprint(const QfHeader *header, const KeyType *key, Datum value)
-{
-	return qf_fingerprint(header, QFilterKeyHash(header, key, value));
-}
 
 /* ---------------------------------------------------------------------
  * Type I/O
@@ -264,12 +158,12 @@ qfilter_add(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	key = KeyOfArg(fcinfo, 1);
+	key = CallSiteKeyOfArg(fcinfo, 1);
 	filter = PG_GETARG_QFILTER_P_COPY(0);
 	QFilterReadHeader(filter, &header);
 	QFilterCheckKey(&header, key);
 	QFilterKeyIntoHeader(&header, key);
-	filter = QFilterInsert(filter, &header, KeyFingerprint(&header, key, PG_GETARG_DATUM(1)));
+	filter = QFilterInsert(filter, &header, QFilterKeyFingerprint(&header, key, PG_GETARG_DATUM(1)));
 	QFilterWriteHeader(filter, &header);
 	PG_RETURN_POINTER(filter);
 }
@@ -280,7 +174,7 @@ RemoveKey(QFilter *filter, QfHeader *header, const KeyType *key, Datum value)
 {
 	if (header->key_kind == BF_KIND_NONE)
 		return false;
-	return qf_remove(QFilterData(filter), header, KeyFingerprint(header, key, value));
+	return qf_remove(QFilterData(filter), header, QFilterKeyFingerprint(header, key, value));
 }
 
 static void
@@ -314,7 +208,7 @@ qfilter_remove(PG_FUNCTION_ARGS)
 		PG_RETURN_NULL();
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
-	key = KeyOfArg(fcinfo, 1);
+	key = CallSiteKeyOfArg(fcinfo, 1);
 	filter = PG_GETARG_QFILTER_P_COPY(0);
 	QFilterReadHeader(filter, &header);
 	QFilterCheckKey(&header, key);
@@ -329,67 +223,15 @@ PG_FUNCTION_INFO_V1(qfilter_count);
 Datum
 qfilter_count(PG_FUNCTION_ARGS)
 {
-	KeyType    *key = KeyOfArg(fcinfo, 1);
-	QfHeader	header;
-	QFilter    *filter = ProbeQFilterArg(fcinfo, 0, &header);
-
-	QFilterCheckKey(&header, key);
-	if (header.key_kind == BF_KIND_NONE)
-		PG_RETURN_INT64(0);
-	PG_RETURN_INT64((int64) qf_count(QFilterData(filter), &header,
-									 KeyFingerprint(&header, key, PG_GETARG_DATUM(1))));
-}
-
-/*
- * Whether argument argno is the filter the call site cached, with its key
- * kind checked: the same TOAST value or the same constant.  Per row in a
- * scan, so kept to a few comparisons.
- */
-static inline bool
-IsCheckedCachedFilter(FunctionCallInfo fcinfo, const QfCallCache *cache, int argno)
-{
-	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	struct varatt_external pointer;
-
-	if (cache == NULL || cache->filter == NULL || !cache->kind_checked ||
-		!KeyTypeIsCurrent(&cache->key))
-		return false;
-	if (!VARATT_IS_EXTERNAL_ONDISK(raw))
-		return raw == cache->constant;
-	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
-	return pointer.va_valueid == cache->valueid && pointer.va_toastrelid == cache->toastrelid;
-}
-
-/* Whether value (argument value_arg) may be in the filter (filter_arg). */
-static bool
-ProbeKey(FunctionCallInfo fcinfo, int filter_arg, int value_arg)
-{
-	QfCallCache *cache = (QfCallCache *) fcinfo->flinfo->fn_extra;
-	KeyType    *key;
-	QfHeader	header;
+	KeyType    *key = CallSiteKeyOfArg(fcinfo, 1);
 	QFilter    *filter;
+	const QfHeader *header = ProbeFilterArg(fcinfo, &QFilterProbeType, 0, &filter);
 
-	/* a scan over one stored filter: everything is known but the key */
-	if (IsCheckedCachedFilter(fcinfo, cache, filter_arg))
-		return cache->header.key_kind != BF_KIND_NONE &&
-			qf_contains(QFilterData(cache->filter), &cache->header,
-						KeyFingerprint(&cache->header, &cache->key,
-									   PG_GETARG_DATUM(value_arg)));
-
-	key = KeyOfArg(fcinfo, value_arg);
-	filter = ProbeQFilterArg(fcinfo, filter_arg, &header);
-	cache = GetQfCallCache(fcinfo);
-
-	/* a scan probes one cached filter with one key type: check once */
-	if (filter != cache->filter || !cache->kind_checked)
-	{
-		QFilterCheckKey(&header, key);
-		cache->kind_checked = filter == cache->filter;
-	}
-	if (header.key_kind == BF_KIND_NONE)
-		return false;
-	return qf_contains(QFilterData(filter), &header,
-					   KeyFingerprint(&header, key, PG_GETARG_DATUM(value_arg)));
+	QFilterCheckKey(header, key);
+	if (header->key_kind == BF_KIND_NONE)
+		PG_RETURN_INT64(0);
+	PG_RETURN_INT64((int64) qf_count(QFilterData(filter), header,
+									 QFilterKeyFingerprint(header, key, PG_GETARG_DATUM(1))));
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contains);
@@ -397,7 +239,7 @@ PG_FUNCTION_INFO_V1(qfilter_contains);
 Datum
 qfilter_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeKey(fcinfo, 0, 1));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterProbeType, 0, 1));
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contained_by);
@@ -405,7 +247,7 @@ PG_FUNCTION_INFO_V1(qfilter_contained_by);
 Datum
 qfilter_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeKey(fcinfo, 1, 0));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterProbeType, 1, 0));
 }
 
 /* ---------------------------------------------------------------------
@@ -431,7 +273,7 @@ ChangeAll(FunctionCallInfo fcinfo, bool add)
 	if (PG_ARGISNULL(1))
 		PG_RETURN_DATUM(PG_GETARG_DATUM(0));
 	array = PG_GETARG_ARRAYTYPE_P(1);
-	key = KeyOfArray(fcinfo, array);
+	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
 	filter = PG_GETARG_QFILTER_P_COPY(0);
 	QFilterReadHeader(filter, &header);
 	QFilterCheckKey(&header, key);
@@ -445,7 +287,7 @@ ChangeAll(FunctionCallInfo fcinfo, bool add)
 		if (add)
 		{
 			QFilterKeyIntoHeader(&header, key);
-			filter = QFilterInsert(filter, &header, KeyFingerprint(&header, key, value));
+			filter = QFilterInsert(filter, &header, QFilterKeyFingerprint(&header, key, value));
 		}
 		else if (!RemoveKey(filter, &header, key, value))
 			missing++;
@@ -472,54 +314,20 @@ qfilter_remove_all(PG_FUNCTION_ARGS)
 	return ChangeAll(fcinfo, false);
 }
 
-/* What ProbeArray's per-element test needs. */
-typedef struct ArrayProbeContext
-{
-	QFilter    *filter;
-	QfHeader	header;
-	KeyType    *key;
-} ArrayProbeContext;
-
-static bool
-ProbeOneElement(Datum value, void *context)
-{
-	ArrayProbeContext *probe = (ArrayProbeContext *) context;
-
-	return probe->header.key_kind != BF_KIND_NONE &&
-		qf_contains(QFilterData(probe->filter), &probe->header,
-					KeyFingerprint(&probe->header, probe->key, value));
-}
-
-/* qfilter_contains_all and qfilter_contains_any: as x = ALL/ANY (array). */
-static Datum
-ProbeArray(FunctionCallInfo fcinfo, bool stop_on)
-{
-	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
-	ArrayProbeContext probe;
-	bool		result;
-	bool		isnull;
-
-	probe.key = KeyOfArray(fcinfo, array);
-	probe.filter = ProbeQFilterArg(fcinfo, 0, &probe.header);
-	QFilterCheckKey(&probe.header, probe.key);
-	result = ProbeArrayElements(array, stop_on, ProbeOneElement, &probe, &isnull);
-	if (isnull)
-		PG_RETURN_NULL();
-	PG_RETURN_BOOL(result);
-}
-
 PG_FUNCTION_INFO_V1(qfilter_contains_all);
+/* qfilter_contains_all(filter, values[]): as x = ALL (array). */
 Datum
 qfilter_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, false);
+	return ProbeArrayArg(fcinfo, &QFilterProbeType, false);
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contains_any);
+/* qfilter_contains_any(filter, values[]): as x = ANY (array). */
 Datum
 qfilter_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArray(fcinfo, true);
+	return ProbeArrayArg(fcinfo, &QFilterProbeType, true);
 }
 
 /* ---------------------------------------------------------------------

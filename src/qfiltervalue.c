@@ -2,12 +2,13 @@
  *
  * qfiltervalue.c
  *	  The qfilter value as the glue handles it (qfiltervalue.h): allocation,
- *	  sizing and its errors, the header, key checks, inserting with growth,
- *	  bulk builds from sorted fingerprints, validation of bytes from
- *	  outside, and union, all cancellable where they loop over a large
- *	  value.  The SQL functions (qfilter_sql.c) and the aggregates
- *	  (qfilter_agg.c) share them; the slots themselves are the core's
- *	  (qfilter.c).
+ *	  sizing and its errors, the header, key checks and fingerprints,
+ *	  inserting with growth, bulk builds from sorted fingerprints,
+ *	  validation of bytes from outside, and union, all cancellable where
+ *	  they loop over a large value; and how the probe cache reads a qfilter
+ *	  (QFilterProbeType).  The SQL functions (qfilter_sql.c) and the
+ *	  aggregates (qfilter_agg.c) share them; the slots themselves are the
+ *	  core's (qfilter.c).
  *
  *-------------------------------------------------------------------------
  */
@@ -16,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 
+#include "probecache.h"
 #include "qfiltervalue.h"
 
 /* Fingerprints a build takes from an array at once, between cancels. */
@@ -213,6 +215,44 @@ QFilterKeyHash(const QfHeader *header, const KeyType *key, Datum value)
 {
 	return KeyHashInline(key, value, header->seed);
 }
+
+uint64
+QFilterKeyFingerprint(const QfHeader *header, const KeyType *key, Datum value)
+{
+	return qf_fingerprint(header, QFilterKeyHash(header, key, value));
+}
+
+/* How the probe cache (probecache.c) reads a qfilter. */
+static void
+QFilterProbeReadHeader(struct varlena *filter, void *header)
+{
+	QFilterReadHeader(filter, (QfHeader *) header);
+}
+
+static void
+QFilterProbeCheckKey(const void *header, const KeyType *key)
+{
+	QFilterCheckKey((const QfHeader *) header, key);
+}
+
+static bool
+QFilterProbeTest(struct varlena *filter, const void *header, const KeyType *key, Datum value)
+{
+	const QfHeader *qf_header = (const QfHeader *) header;
+
+	if (qf_header->key_kind == BF_KIND_NONE)
+		return false;			/* nothing was ever added */
+	return qf_contains(QFilterData(filter), qf_header,
+					   QFilterKeyFingerprint(qf_header, key, value));
+}
+
+const FilterProbeType QFilterProbeType = {
+	.header_size = sizeof(QfHeader),
+	.raw_header_size = QF_HEADER_SIZE,
+	.read_header = QFilterProbeReadHeader,
+	.check_key = QFilterProbeCheckKey,
+	.test = QFilterProbeTest,
+};
 
 /* filter rebuilt into the next size up; frees filter. */
 static QFilter *

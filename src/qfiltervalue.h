@@ -2,7 +2,7 @@
  *
  * qfiltervalue.h
  *	  The qfilter varlena and the helpers its SQL functions and aggregates
- *	  share (qfilter_sql.c): validation of bytes from outside, header access,
+ *	  share (qfiltervalue.c): validation of bytes from outside, header access,
  *	  sizing with its user-facing errors, key kinds, and growing inserts.
  *
  *-------------------------------------------------------------------------
@@ -51,6 +51,10 @@ extern BF_HIDDEN void QFilterKeyIntoHeader(QfHeader *header, const KeyType *key)
 
 /* A key's hash under the filter's seed: the one hashing routine, bloom's. */
 extern BF_HIDDEN uint64 QFilterKeyHash(const QfHeader *header, const KeyType *key, Datum value);
+
+/* A key's fingerprint in the filter: its hash scaled to the filter's range. */
+extern BF_HIDDEN uint64 QFilterKeyFingerprint(const QfHeader *header, const KeyType *key,
+											  Datum value);
 
 /*
  * Inserts one fingerprint; a full filter grows into a new palloc'd value,

@@ -3,8 +3,9 @@
  * bloom.c
  *	  The filter itself, part of the pure core (see bloom.h for the API and
  *	  the serialised format): the header and its validator, the blocked
- *	  bit layout, chains of segments, set algebra and estimates.  How large a filter must be
- *	  is sizing.c's; the aggregates' hash buffers are hashbuf.c's.
+ *	  bit layout, chains of segments and their growth, set algebra over
+ *	  bits and over whole values, and estimates.  How large a filter must
+ *	  be is sizing.c's; the aggregates' hash buffers are hashbuf.c's.
  *
  * Layout
  * ------
@@ -98,6 +99,10 @@ bf_status_message(BfStatus status)
 			return "Number of segments of a chained filter is out of range 1..32";
 		case BF_ERR_SEGMENT_SIZE:
 			return "Segment size does not match the chain's capacity and false-positive rate";
+		case BF_ERR_INCOMPATIBLE:
+			return "Filters differ in parameters or key kind";
+		case BF_ERR_NO_MEMORY:
+			return "Out of memory";
 		case BF_ERR_DELTA_LENGTH:
 			return "Delta length does not match its runs (truncated, or bytes after the last run)";
 		case BF_ERR_DELTA_MAGIC:
@@ -740,6 +745,73 @@ bf_filter_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hash
 	return n;
 }
 
+/* The caller's memory for a value (BfHooks): *value resized to new_len. */
+static BfStatus
+resize_value(uint8_t **value, size_t new_len, const BfHooks *hooks)
+{
+	uint8_t    *resized;
+
+	if (hooks == NULL || hooks->resize == NULL)
+		return BF_ERR_NO_MEMORY;
+	resized = hooks->resize(hooks->context, *value, new_len);
+	if (resized == NULL)
+		return BF_ERR_NO_MEMORY;
+	*value = resized;
+	return BF_OK;
+}
+
+BfStatus
+bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, const BfHooks *hooks)
+{
+	BfSegment	next;
+	size_t		new_len;
+	BfStatus	status;
+
+	if (!bf_is_chain(header))
+		return BF_ERR_LAYOUT;
+	status = bf_chain_next(header, *len, &next, &new_len);
+	if (status == BF_OK)
+		status = resize_value(value, new_len, hooks);
+	if (status != BF_OK)
+		return status;
+	bf_chain_append(*value, header, *len, &next);
+	*len = new_len;
+	return BF_OK;
+}
+
+/* The header alone first, then its first segment, as every later one. */
+BfStatus
+bf_chain_create(uint64_t capacity, double fpr, uint8_t growth, uint8_t **value,
+				size_t *len, BfHeader *header, const BfHooks *hooks)
+{
+	BfStatus	status = bf_chain_header(capacity, fpr, growth, header);
+
+	if (status != BF_OK)
+		return status;
+	*value = NULL;
+	*len = BF_HEADER_SIZE;
+	return bf_chain_grow(value, len, header, hooks);
+}
+
+BfStatus
+bf_filter_add_growing(uint8_t **value, size_t *len, BfHeader *header,
+					  const uint64_t *hashes, size_t n, const BfHooks *hooks)
+{
+	for (;;)
+	{
+		size_t		taken = bf_filter_add(*value, *len, header, hashes, n);
+		BfStatus	status;
+
+		if (taken == n)
+			return BF_OK;
+		status = bf_chain_grow(value, len, header, hooks);
+		if (status != BF_OK)
+			return status;
+		hashes += taken;
+		n -= taken;
+	}
+}
+
 /* ---------------------------------------------------------------------
  * Set algebra
  * ---------------------------------------------------------------------
@@ -780,6 +852,126 @@ void
 bf_intersect_bits(uint8_t *dst, const uint8_t *src, size_t nbytes)
 {
 	combine_bits(dst, src, nbytes, false);
+}
+
+static void
+pause_between_slices(const BfHooks *hooks)
+{
+	if (hooks != NULL && hooks->between_slices != NULL)
+		hooks->between_slices(hooks->context);
+}
+
+/* bf_union_bits or bf_intersect_bits, slice by slice. */
+static void
+combine_slices(uint8_t *dst, const uint8_t *src, size_t nbytes, bool is_union,
+			   const BfHooks *hooks)
+{
+	for (size_t done = 0; done < nbytes; done += BF_SLICE_BYTES)
+	{
+		size_t		n = nbytes - done < BF_SLICE_BYTES ? nbytes - done : BF_SLICE_BYTES;
+
+		pause_between_slices(hooks);
+		if (is_union)
+			bf_union_bits(dst + done, src + done, n);
+		else
+			bf_intersect_bits(dst + done, src + done, n);
+	}
+}
+
+/*
+ * Chains of equal parameters have segments of equal sizes, as the validator
+ * makes sure of on input; a stored value is not validated again, so a
+ * union checks before it relies on it.
+ */
+bool
+bf_segments_alike(const uint8_t *a, const BfHeader *ah, const uint8_t *b,
+				  const BfHeader *bh, BfSegment *sa, BfSegment *sb)
+{
+	bf_segment_first(a, ah, sa);
+	bf_segment_first(b, bh, sb);
+	do
+	{
+		if (sa->nblocks != sb->nblocks || sa->k != sb->k)
+			return false;
+	} while (bf_segment_next(a, ah, sa) && bf_segment_next(b, bh, sb));
+	return true;
+}
+
+/*
+ * Segment by segment: segment i of two chains with equal parameters has
+ * the same size (a filter of fixed size is its one segment).  Where src is
+ * longer, dst takes its extra segments as they are.
+ */
+BfStatus
+bf_union_into(uint8_t **dst, size_t *dst_len, BfHeader *d, const uint8_t *src,
+			  size_t src_len, const BfHeader *s, const BfHooks *hooks)
+{
+	size_t		len = *dst_len;
+	BfSegment	to;
+	BfSegment	from;
+
+	if (!bf_compatible(d, s))
+		return BF_ERR_INCOMPATIBLE;
+	if (!bf_segments_alike(*dst, d, src, s, &to, &from))
+		return BF_ERR_SEGMENT_SIZE;
+	if (s->nsegments > d->nsegments)
+	{
+		BfStatus	status = resize_value(dst, src_len, hooks);
+
+		if (status != BF_OK)
+			return status;
+		memcpy(*dst + len, src + len, src_len - len);
+		*dst_len = src_len;
+		d->nsegments = s->nsegments;
+	}
+	bf_segment_first(*dst, d, &to);
+	bf_segment_first(src, s, &from);
+	do
+	{
+		if (to.bits >= len)
+			break;				/* the rest came from src whole */
+		combine_slices(*dst + to.bits, src + from.bits,
+					   (size_t) to.nblocks * BF_BLOCK_BYTES, true, hooks);
+		if (bf_is_chain(d))
+		{
+			to.inserted = bf_count_add(to.inserted, from.inserted);
+			bf_segment_store_inserted(*dst, &to);
+		}
+	} while (bf_segment_next(src, s, &from) && bf_segment_next(*dst, d, &to));
+
+	d->inserted = bf_count_add(d->inserted, s->inserted);
+	if (d->key_kind == BF_KIND_NONE)
+	{
+		d->key_kind = s->key_kind;
+		d->key_tag = s->key_tag;
+		d->env_encoding = s->env_encoding;
+		d->env_locale = s->env_locale;
+	}
+	bf_write_header(*dst, d);
+	return BF_OK;
+}
+
+BfStatus
+bf_intersect_into(uint8_t *dst, BfHeader *d, const uint8_t *src, const BfHeader *s,
+				  const BfHooks *hooks)
+{
+	if (bf_is_chain(d) || bf_is_chain(s))
+		return BF_ERR_LAYOUT;
+	if (!bf_compatible(d, s))
+		return BF_ERR_INCOMPATIBLE;
+	combine_slices(bf_bits(dst), bf_bits_const(src), (size_t) d->nblocks * BF_BLOCK_BYTES,
+				   false, hooks);
+	d->inserted = d->inserted < s->inserted ? d->inserted : s->inserted;
+	if (s->key_kind == BF_KIND_NONE)
+	{
+		/* intersecting with an empty filter leaves nothing */
+		d->key_kind = BF_KIND_NONE;
+		d->key_tag = 0;
+		d->env_encoding = 0;
+		d->env_locale = 0;
+	}
+	bf_write_header(dst, d);
+	return BF_OK;
 }
 
 /* ---------------------------------------------------------------------
@@ -844,4 +1036,57 @@ bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k)
 		sum += bf_power_int((double) set / BF_BLOCK_BITS, k);
 	}
 	return sum / nblocks;
+}
+
+/*
+ * A segment's bits set and estimated rate, slice by slice: bf_estimate_fpr
+ * is a mean over blocks, so the slices' means are summed by weight.
+ */
+static double
+segment_estimates(const uint8_t *value, const BfSegment *segment, uint64_t *set,
+				  const BfHooks *hooks)
+{
+	const uint8_t *bits = value + segment->bits;
+	uint32_t	per_slice = (uint32_t) (BF_SLICE_BYTES / BF_BLOCK_BYTES);
+	double		sum = 0.0;
+
+	*set = 0;
+	for (uint32_t first = 0; first < segment->nblocks; first += per_slice)
+	{
+		uint32_t	left = segment->nblocks - first;
+		uint32_t	n = left < per_slice ? left : per_slice;
+		const uint8_t *slice = bits + (size_t) first * BF_BLOCK_BYTES;
+
+		pause_between_slices(hooks);
+		*set += bf_popcount(slice, (size_t) n * BF_BLOCK_BYTES);
+		sum += bf_estimate_fpr(slice, n, segment->k) * n;
+	}
+	return sum / segment->nblocks;
+}
+
+void
+bf_estimate(const uint8_t *value, const BfHeader *header, BfEstimate *estimate,
+			const BfHooks *hooks)
+{
+	BfSegment	segment;
+
+	memset(estimate, 0, sizeof(*estimate));
+	bf_segment_first(value, header, &segment);
+	do
+	{
+		uint64_t	set;
+		double		rate = segment_estimates(value, &segment, &set, hooks);
+
+		estimate->bits = bf_count_add(estimate->bits,
+									  (uint64_t) segment.nblocks * BF_BLOCK_BITS);
+		estimate->bits_set += set;
+		estimate->capacity = bf_count_add(estimate->capacity, segment.capacity);
+		estimate->distinct += bf_estimate_cardinality(segment.nblocks, segment.k, set);
+		/* the chance some segment answers "maybe"; with one, exactly its rate */
+		estimate->fpr += rate - estimate->fpr * rate;
+		estimate->k = segment.k;
+	} while (bf_segment_next(value, header, &segment));
+	estimate->fill = (double) estimate->bits_set / (double) estimate->bits;
+	estimate->over_capacity =
+		estimate->distinct > estimate->capacity * BF_OVER_CAPACITY_MARGIN;
 }

@@ -7,16 +7,21 @@
  *	    - the value hash, bf_hash (XXH3-64 of a value's canonical bytes);
  *	    - the cache-line blocked bit layout: adding and testing hashes;
  *	    - chains of segments (layout 2, a growing filter): walking,
- *	      planning and appending segments, and adding and testing across
- *	      them, for values of either layout;
- *	    - set algebra over bit arrays (union, intersection);
- *	    - estimates: fill, distinct count, current false-positive rate.
+ *	      planning and appending segments, creating and growing a chain,
+ *	      and adding and testing across them, for values of either layout;
+ *	    - set algebra over bit arrays and over whole values (union over
+ *	      segments, intersection, with their header updates);
+ *	    - estimates over every segment: fill, distinct count, current
+ *	      false-positive rate.
+ *	  The server and the client library call these same operations, so
+ *	  that their answers agree byte for byte by construction.
  *	  Sizing (how many blocks and hashes) is sizing.h's, and the
  *	  aggregates' hash buffers are hashbuf.h's.
  *
  * Nothing here includes a PostgreSQL header, allocates or throws.  Every
- * function works on caller-provided memory and reports problems as a
- * BfStatus, which the SQL glue (bloomvalue.c) turns into an ereport.  That
+ * function works on caller-provided memory (a value that grows asks its
+ * caller for more through BfHooks) and reports problems as a BfStatus,
+ * which the SQL glue (bloomvalue.c) turns into an ereport.  That
  * keeps the core buildable with plain cc for unit tests, fuzzing and the
  * client library.
  *
@@ -169,6 +174,8 @@ typedef enum BfStatus
 	BF_ERR_GROWTH,
 	BF_ERR_SEGMENTS,
 	BF_ERR_SEGMENT_SIZE,
+	BF_ERR_INCOMPATIBLE,
+	BF_ERR_NO_MEMORY,
 	/* a delta (delta.h) that is damaged */
 	BF_ERR_DELTA_LENGTH,
 	BF_ERR_DELTA_MAGIC,
@@ -315,6 +322,106 @@ extern BF_HIDDEN double bf_estimate_cardinality(uint32_t nblocks, int k,
 									  uint64_t bits_set);
 extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, int k);
 
+/*
+ * Whole-value operations, for the server and the client alike: a chain's
+ * creation and growth, adding that grows a chain, union and intersection
+ * (with their header updates), and the estimates over every segment.
+ *
+ * The core allocates nothing, so what needs memory borrows it from the
+ * caller through BfHooks.resize: the value's bytes resized to new_len
+ * bytes, the first ones kept (value NULL: new memory), or NULL when there
+ * is none, and the operation returns BF_ERR_NO_MEMORY.  The value is then
+ * as before the step that asked (a chain grown by the segments before it).
+ *
+ * Loops over bits go BF_SLICE_BYTES at a time and call
+ * BfHooks.between_slices (unless NULL) before each slice: the server
+ * answers a cancel there, for the loops cover up to 750 MB and a cancel
+ * must be answered well within a second.  The estimated rate is summed
+ * slice by slice with or without it, so that every caller's answer has the
+ * same rounding.  A NULL hooks is no resize and no pause.
+ */
+#define BF_SLICE_BYTES		((size_t) 16 * 1024 * 1024)
+
+typedef struct BfHooks
+{
+	uint8_t    *(*resize) (void *context, uint8_t *value, size_t new_len);
+	void		(*between_slices) (void *context);
+	void	   *context;
+} BfHooks;
+
+/*
+ * A new chain (bloom_empty with a growth factor) of one empty segment, in
+ * *value (resized from NULL), *len bytes, decoded in *header.
+ */
+extern BF_HIDDEN BfStatus bf_chain_create(uint64_t capacity, double fpr, uint8_t growth,
+										  uint8_t **value, size_t *len, BfHeader *header,
+										  const BfHooks *hooks);
+
+/* The chain in *value (*len bytes) with its next segment appended. */
+extern BF_HIDDEN BfStatus bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header,
+										const BfHooks *hooks);
+
+/*
+ * bf_filter_add for all n hashes: a chain whose last segment fills grows
+ * and the rest go on there.  On failure the hashes before have been added.
+ */
+extern BF_HIDDEN BfStatus bf_filter_add_growing(uint8_t **value, size_t *len,
+												BfHeader *header, const uint64_t *hashes,
+												size_t n, const BfHooks *hooks);
+
+/*
+ * Whether a's segments have the sizes of b's, as far as both go (always,
+ * for validated values of compatible headers); if not, *sa and *sb are the
+ * first two that differ.
+ */
+extern BF_HIDDEN bool bf_segments_alike(const uint8_t *a, const BfHeader *ah,
+										const uint8_t *b, const BfHeader *bh,
+										BfSegment *sa, BfSegment *sb);
+
+/*
+ * Union of src into dst, segment by segment, taking the further segments of
+ * a longer src as they are (dst is resized for them); the inserted counts
+ * add up, dst takes src's key identity if it had none, and its header is
+ * written.  Filters that are not bf_compatible (BF_ERR_INCOMPATIBLE) or
+ * whose segments differ (BF_ERR_SEGMENT_SIZE) are left alone.
+ */
+extern BF_HIDDEN BfStatus bf_union_into(uint8_t **dst, size_t *dst_len, BfHeader *d,
+										const uint8_t *src, size_t src_len,
+										const BfHeader *s, const BfHooks *hooks);
+
+/*
+ * Intersection of src into dst, filters of fixed size only (a value may sit
+ * in different segments of two chains: BF_ERR_LAYOUT): the smaller inserted
+ * count, and no key kind when src had none (nothing is left).
+ */
+extern BF_HIDDEN BfStatus bf_intersect_into(uint8_t *dst, BfHeader *d, const uint8_t *src,
+											const BfHeader *s, const BfHooks *hooks);
+
+/*
+ * bloom_info's figures over every segment: bits, bits set, the capacity of
+ * the segments present, the fill, the distinct values the fill implies, the
+ * false-positive rate for an absent value (any segment may answer "maybe"),
+ * the k of the last segment, and whether the filter is over capacity: it
+ * holds an estimated BF_OVER_CAPACITY_MARGIN times more distinct values
+ * than it was sized for.
+ */
+#define BF_OVER_CAPACITY_MARGIN 1.1
+
+typedef struct BfEstimate
+{
+	uint64_t	bits;
+	uint64_t	bits_set;
+	uint64_t	capacity;
+	double		fill;
+	double		distinct;
+	double		fpr;
+	int			k;
+	bool		over_capacity;
+} BfEstimate;
+
+extern BF_HIDDEN void bf_estimate(const uint8_t *value, const BfHeader *header,
+								  BfEstimate *estimate, const BfHooks *hooks);
+
 /* Either layout; inline, since a probe scan runs it once per row. */
 static inline bool
 bf_filter_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
@@ -329,6 +436,13 @@ static inline uint64_t
 bf_count_add(uint64_t count, uint64_t more)
 {
 	return count > UINT64_MAX - more ? UINT64_MAX : count + more;
+}
+
+/* A count as a bigint column shows it: past the largest, the largest. */
+static inline int64_t
+bf_clamp_int64(uint64_t count)
+{
+	return count > (uint64_t) INT64_MAX ? INT64_MAX : (int64_t) count;
 }
 
 /* Bits of a value, given its start. */

@@ -622,6 +622,25 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 	return BF_OK;
 }
 
+/*
+ * The header of a new filter of fixed size, as bloom_empty makes it: no
+ * key kind and no value yet, seed 0, one segment (as bf_read_header
+ * decodes a blocked value).
+ */
+void
+bf_fixed_header(uint64_t capacity, double fpr, const BfSizing *sizing, BfHeader *header)
+{
+	memset(header, 0, sizeof(*header));
+	header->version = BF_FORMAT_VERSION;
+	header->layout = BF_LAYOUT_BLOCKED512;
+	header->k = sizing->k;
+	header->key_kind = BF_KIND_NONE;
+	header->nblocks = sizing->nblocks;
+	header->nsegments = 1;
+	header->capacity = capacity;
+	header->fpr = fpr;
+}
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT DEFAULT
 #elif defined(__GNUC__)

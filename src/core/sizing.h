@@ -2,8 +2,9 @@
  *
  * sizing.h
  *	  How large a filter must be (sizing.c, pure core): bf_size_for, the
- *	  one routine every constructor and bloom_params use, and the search
- *	  and rates behind it, which tests and estimates use too.
+ *	  one routine every constructor and bloom_params use, the header of a
+ *	  new filter it sized, and the search and rates behind it, which tests
+ *	  and estimates use too.
  *
  *-------------------------------------------------------------------------
  */
@@ -34,6 +35,13 @@ typedef struct BfSizing
 
 /* The one sizing routine every constructor uses. */
 extern BF_HIDDEN BfStatus bf_size_for(uint64_t capacity, double fpr, BfSizing *out);
+
+/*
+ * The header of a new, empty filter of fixed size for (capacity, fpr), from
+ * what bf_size_for decided for them (a chain's is bf_chain_header's).
+ */
+extern BF_HIDDEN void bf_fixed_header(uint64_t capacity, double fpr, const BfSizing *sizing,
+									  BfHeader *header);
 
 /* The search behind bf_size_for, and its precomputed answers (tests use them). */
 typedef struct BfKnownSizing

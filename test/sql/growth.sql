@@ -102,6 +102,8 @@ SELECT bloom_empty(1000, 0.01, 17);
 SELECT bloom_empty(1000, 0.01, -2);
 SELECT bloom_empty(0, 0.01, 2);
 SELECT bloom_empty(1000, 1.5e-18, 2);
+-- a first segment of the largest size leaves no room for its descriptor
+SELECT bloom_empty(604941108, 0.02, 2);
 
 -- key kinds are checked as for any filter
 SELECT bloom_empty(10, 0.01, 2) + 1 @> 'a'::text;

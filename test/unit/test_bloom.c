@@ -5,7 +5,9 @@
  *	  set algebra, estimates, and a statistical check that the measured
  *	  false-positive rate stays at the target; and the same for the chained
  *	  layout: growth, segment sizes, values already present, a chain that
- *	  cannot grow, and its validator.
+ *	  cannot grow, and its validator; and the whole-value operations the
+ *	  server and the client share: growth in borrowed memory, union of
+ *	  chains, intersection, estimates over segments and slices.
  *
  * Built with plain cc, no PostgreSQL.  Prints one line per check and a final
  * "N passed, N failed" line; exits non-zero when a check fails.
@@ -55,14 +57,8 @@ new_filter(uint64_t capacity, double fpr, BfHeader *header)
 
 	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
 		abort();
-	memset(header, 0, sizeof(*header));
-	header->version = BF_FORMAT_VERSION;
-	header->layout = BF_LAYOUT_BLOCKED512;
-	header->k = sizing.k;
+	bf_fixed_header(capacity, fpr, &sizing, header);
 	header->key_kind = BF_KIND_NUMBER;
-	header->nblocks = sizing.nblocks;
-	header->capacity = capacity;
-	header->fpr = fpr;
 	value = malloc(bf_value_bytes(sizing.nblocks));
 	bf_init(value, header);
 	return value;
@@ -894,10 +890,46 @@ test_insert_positions(void)
  */
 
 /*
- * A chain in malloc'd memory, grown as BloomAllocChain, BloomGrowChain and
- * BloomAddHashes grow one in the glue: each buffer exactly as long as the
- * value, so that the sanitizers see any access past its end.
+ * The memory the core borrows (BfHooks) in these tests: realloc, each
+ * buffer exactly as long as the value, so that the sanitizers see any
+ * access past its end.  A Lender may refuse after a number of loans, and
+ * counts the pauses between slices.
  */
+typedef struct Lender
+{
+	int			loans_left;		/* -1: no limit */
+	int			loans;
+	int			pauses;
+} Lender;
+
+static uint8_t *
+lend(void *context, uint8_t *value, size_t new_len)
+{
+	Lender	   *lender = context;
+	uint8_t    *resized;
+
+	if (lender->loans_left == 0)
+		return NULL;
+	if (lender->loans_left > 0)
+		lender->loans_left--;
+	resized = realloc(value, new_len);
+	if (resized == NULL)
+		abort();
+	lender->loans++;
+	return resized;
+}
+
+static void
+count_pause(void *context)
+{
+	((Lender *) context)->pauses++;
+}
+
+/* A lender without limit, for the helpers below. */
+static Lender unlimited = {-1, 0, 0};
+static const BfHooks unlimited_hooks = {lend, count_pause, &unlimited};
+
+/* A chain in malloc'd memory, made and grown by the core as the glue's are. */
 typedef struct TestChain
 {
 	uint8_t    *value;
@@ -905,60 +937,28 @@ typedef struct TestChain
 	BfHeader	header;
 } TestChain;
 
-/* Appends the chain's next segment; false when it cannot grow. */
-static bool
-grow_chain(TestChain *chain)
-{
-	BfSegment	next;
-	size_t		new_len;
-	uint8_t    *grown;
-
-	if (bf_chain_next(&chain->header, chain->len, &next, &new_len) != BF_OK)
-		return false;
-	grown = realloc(chain->value, new_len);
-	if (grown == NULL)
-		abort();
-	chain->value = grown;
-	bf_chain_append(chain->value, &chain->header, chain->len, &next);
-	chain->len = new_len;
-	return true;
-}
-
 /* A new chain of one empty segment, of kind "number" so that it takes adds. */
 static void
 new_chain(TestChain *chain, uint64_t capacity, double fpr, uint8_t growth,
 		  uint64_t seed)
 {
-	if (bf_chain_header(capacity, fpr, growth, &chain->header) != BF_OK)
+	if (bf_chain_create(capacity, fpr, growth, &chain->value, &chain->len,
+						&chain->header, &unlimited_hooks) != BF_OK)
 		abort();
 	chain->header.seed = seed;
 	chain->header.key_kind = BF_KIND_NUMBER;
-	chain->len = BF_HEADER_SIZE;
-	chain->value = malloc(BF_HEADER_SIZE);
-	if (chain->value == NULL || !grow_chain(chain))
-		abort();
+	bf_write_header(chain->value, &chain->header);
 }
 
 /*
- * Adds hashes as BloomAddHashes does: when bf_filter_add takes fewer than
- * n, appends a segment and goes on with the rest.  False when the core
- * asked for a segment that bf_chain_next then refused.
+ * Adds hashes as the glue does (bf_filter_add_growing).  False when the
+ * core asked for a segment that it could then not append.
  */
 static bool
 add_to_chain(TestChain *chain, const uint64_t *hashes, size_t n)
 {
-	for (;;)
-	{
-		size_t		taken = bf_filter_add(chain->value, chain->len, &chain->header,
-										  hashes, n);
-
-		if (taken == n)
-			return true;
-		if (taken > n || !grow_chain(chain))
-			return false;
-		hashes += taken;
-		n -= taken;
-	}
+	return bf_filter_add_growing(&chain->value, &chain->len, &chain->header, hashes, n,
+								 &unlimited_hooks) == BF_OK;
 }
 
 /* Adds keys first..first+count-1, hashed as int8, in batches of batch. */
@@ -1637,6 +1637,401 @@ test_blocked_as_segment(void)
 	free(same);
 }
 
+/* ---------------------------------------------------------------------
+ * Whole-value operations: growth with borrowed memory, union,
+ * intersection, estimates (what the server and the client both call)
+ * ---------------------------------------------------------------------
+ */
+
+/* A chain's growth when the memory runs out, and where growth is refused. */
+static void
+test_chain_growth_memory(void)
+{
+	Lender		none = {0, 0, 0};
+	Lender		one = {1, 0, 0};
+	BfHooks		refusing = {lend, NULL, &none};
+	BfHooks		once = {lend, NULL, &one};
+	BfHeader	header;
+	BfHeader	decoded;
+	BfHeader	blocked;
+	TestChain	chain;
+	uint8_t    *value = NULL;
+	size_t		len = 0;
+	uint64_t	hashes[3000];
+	uint8_t    *single;
+
+	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, &refusing) == BF_ERR_NO_MEMORY &&
+		  value == NULL && none.loans == 0,
+		  "chain memory: a new chain without memory is BF_ERR_NO_MEMORY, and nothing is made");
+	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, NULL) == BF_ERR_NO_MEMORY &&
+		  value == NULL,
+		  "chain memory: without hooks, a new chain is BF_ERR_NO_MEMORY");
+	check(bf_chain_create(1000, 0.01, 1, &value, &len, &header, &unlimited_hooks) == BF_ERR_GROWTH &&
+		  bf_chain_create(0, 0.01, 2, &value, &len, &header, &unlimited_hooks) == BF_ERR_CAPACITY &&
+		  value == NULL,
+		  "chain memory: bf_chain_create refuses what bf_chain_header refuses, before any memory");
+
+	/* 1000 + 2000: the second segment is the one loan the lender makes */
+	new_chain(&chain, 1000, 0.01, 2, 5);
+	for (uint64_t key = 0; key < 2000; key++)
+		hashes[key] = key_hash(key, 5);
+	check(bf_filter_add_growing(&chain.value, &chain.len, &chain.header, hashes, 2000,
+								&once) == BF_OK &&
+		  one.loans == 1 && chain.header.nsegments == 2 && chain_has_keys(&chain, 0, 2000),
+		  "chain memory: an add of 2000 to a chain of 1000 grows it by one segment");
+	for (uint64_t key = 0; key < 3000; key++)
+		hashes[key] = key_hash(10000 + key, 5);
+	check(bf_filter_add_growing(&chain.value, &chain.len, &chain.header, hashes, 3000,
+								&once) == BF_ERR_NO_MEMORY &&
+		  chain.header.nsegments == 2 && chain.header.inserted >= 3000 &&
+		  chain.header.inserted < 5000 &&
+		  bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		  decoded.inserted == chain.header.inserted &&
+		  chain_has_keys(&chain, 0, 2000) &&
+		  chain_has_keys(&chain, 10000, chain.header.inserted - 2000),
+		  "chain memory: refused a third segment, the add stops with BF_ERR_NO_MEMORY, the chain "
+		  "valid and holding what went before");
+	check(bf_chain_grow(&chain.value, &chain.len, &chain.header, &unlimited_hooks) == BF_OK &&
+		  chain.header.nsegments == 3 && bf_validate(chain.value, chain.len, &decoded) == BF_OK,
+		  "chain memory: bf_chain_grow appends the segment it could not have");
+	free(chain.value);
+
+	single = new_filter(1000, 0.01, &blocked);
+	len = bf_value_bytes(blocked.nblocks);
+	check(bf_chain_grow(&single, &len, &blocked, &unlimited_hooks) == BF_ERR_LAYOUT &&
+		  len == bf_value_bytes(blocked.nblocks),
+		  "chain memory: a filter of fixed size does not grow");
+	free(single);
+}
+
+/* A copy of a chain, in memory of its own. */
+static void
+copy_chain(TestChain *copy, const TestChain *chain)
+{
+	copy->len = chain->len;
+	copy->header = chain->header;
+	copy->value = malloc(chain->len);
+	memcpy(copy->value, chain->value, chain->len);
+}
+
+/* Union of chains and of filters of fixed size, and its refusals. */
+static void
+test_union_into(void)
+{
+	TestChain	a;
+	TestChain	b;
+	TestChain	ab;
+	TestChain	ba;
+	TestChain	bad;
+	BfHeader	decoded;
+	BfSegment	sa;
+	BfSegment	sb;
+	BfSegment	from_a;
+	BfSegment	from_b;
+	BfSegment	to;
+	Lender		none = {0, 0, 0};
+	BfHooks		refusing = {lend, NULL, &none};
+	bool		sums = true;
+	BfHeader	he;
+	BfHeader	hf;
+	BfHeader	before;
+	uint8_t    *e;
+	uint8_t    *f;
+	uint8_t    *bits;
+	size_t		len;
+	size_t		nbytes;
+
+	/* 1000 + 2000 segments, and 1000 + 2000 + 4000 */
+	new_chain(&a, 1000, 0.01, 2, 9);
+	add_keys_to_chain(&a, 0, 3000, 500);
+	new_chain(&b, 1000, 0.01, 2, 9);
+	add_keys_to_chain(&b, 100000, 7000, 500);
+	check(a.header.nsegments == 2 && b.header.nsegments == 3,
+		  "union: chains of 2 and 3 segments");
+
+	copy_chain(&ab, &a);
+	copy_chain(&ba, &b);
+	check(bf_union_into(&ab.value, &ab.len, &ab.header, b.value, b.len, &b.header,
+						&unlimited_hooks) == BF_OK &&
+		  bf_union_into(&ba.value, &ba.len, &ba.header, a.value, a.len, &a.header,
+						&unlimited_hooks) == BF_OK,
+		  "union: of the shorter chain with the longer and the other way round");
+	check(ab.len == b.len && ab.header.nsegments == 3 &&
+		  bf_validate(ab.value, ab.len, &decoded) == BF_OK && decoded.nsegments == 3 &&
+		  decoded.inserted == 10000,
+		  "union: the shorter takes the longer's third segment, validates, counts 10000 values");
+	check(chain_has_keys(&ab, 0, 3000) && chain_has_keys(&ab, 100000, 7000),
+		  "union: holds every key of both");
+	check(ab.len == ba.len && memcmp(ab.value, ba.value, ab.len) == 0,
+		  "union: either order gives the same bytes");
+	bf_segment_first(ab.value, &ab.header, &to);
+	bf_segment_first(a.value, &a.header, &from_a);
+	bf_segment_first(b.value, &b.header, &from_b);
+	do
+	{
+		uint64_t	expected = from_b.inserted + (to.index < a.header.nsegments ? from_a.inserted : 0);
+
+		sums &= to.inserted == expected;
+		if (to.index + 1 < a.header.nsegments)
+			bf_segment_next(a.value, &a.header, &from_a);
+	} while (bf_segment_next(b.value, &b.header, &from_b) &&
+			 bf_segment_next(ab.value, &ab.header, &to));
+	check(sums, "union: each segment's count is the sum of the two segments'");
+	free(ab.value);
+	free(ba.value);
+
+	/* refusals leave dst as it was */
+	copy_chain(&ab, &a);
+	check(bf_union_into(&ab.value, &ab.len, &ab.header, b.value, b.len, &b.header,
+						&refusing) == BF_ERR_NO_MEMORY &&
+		  ab.len == a.len && memcmp(ab.value, a.value, a.len) == 0 &&
+		  ab.header.nsegments == 2,
+		  "union: without memory for the longer chain's segments, BF_ERR_NO_MEMORY, dst unchanged");
+	copy_chain(&bad, &b);
+	bad.header.seed = 10;
+	bf_write_header(bad.value, &bad.header);
+	check(bf_union_into(&ab.value, &ab.len, &ab.header, bad.value, bad.len, &bad.header,
+						&unlimited_hooks) == BF_ERR_INCOMPATIBLE &&
+		  ab.len == a.len && memcmp(ab.value, a.value, a.len) == 0,
+		  "union: of another seed, BF_ERR_INCOMPATIBLE, dst unchanged");
+	free(bad.value);
+	copy_chain(&bad, &b);
+	bad.value[descriptor_at(&bad, 1) + 4]++;	/* segment 2's k */
+	check(!bf_segments_alike(a.value, &a.header, bad.value, &bad.header, &sa, &sb) &&
+		  sa.index == 1 && sb.index == 1 && sb.k == sa.k + 1 &&
+		  bf_union_into(&ab.value, &ab.len, &ab.header, bad.value, bad.len, &bad.header,
+						&unlimited_hooks) == BF_ERR_SEGMENT_SIZE &&
+		  memcmp(ab.value, a.value, a.len) == 0,
+		  "union: segments of different sizes, BF_ERR_SEGMENT_SIZE naming segment 2, dst unchanged");
+	check(bf_segments_alike(a.value, &a.header, b.value, &b.header, &sa, &sb),
+		  "union: chains of equal parameters have segments alike");
+	free(bad.value);
+	free(ab.value);
+	free(a.value);
+	free(b.value);
+
+	/* fixed size: the bits ORed, counts summed, the empty side takes the kind */
+	e = new_filter(5000, 0.01, &he);
+	f = new_filter(5000, 0.01, &hf);
+	he.key_kind = BF_KIND_NONE;
+	bf_write_header(e, &he);
+	hf.key_kind = BF_KIND_OTHER;
+	hf.key_tag = 77;
+	hf.env_encoding = 7;
+	hf.env_locale = 0xabcdef;
+	add_keys(f, &hf, 0, 4000);
+	nbytes = (size_t) hf.nblocks * BF_BLOCK_BYTES;
+	bf_read_header(e, bf_value_bytes(he.nblocks), &he);
+	bf_read_header(f, bf_value_bytes(hf.nblocks), &hf);
+	bits = malloc(nbytes);
+	memcpy(bits, bf_bits(e), nbytes);
+	bf_union_bits(bits, bf_bits(f), nbytes);
+	len = bf_value_bytes(he.nblocks);
+	check(bf_union_into(&e, &len, &he, f, bf_value_bytes(hf.nblocks), &hf, NULL) == BF_OK &&
+		  len == bf_value_bytes(hf.nblocks) && memcmp(bf_bits(e), bits, nbytes) == 0 &&
+		  bf_read_header(e, len, &decoded) == BF_OK && decoded.inserted == 4000 &&
+		  decoded.key_kind == BF_KIND_OTHER && decoded.key_tag == 77 &&
+		  decoded.env_encoding == 7 && decoded.env_locale == 0xabcdef,
+		  "union: of fixed size, the bits ORed (no memory needed) and the empty side takes the "
+		  "other's key kind, tag and environment");
+	before = hf;
+	check(bf_union_into(&f, &len, &hf, e, len, &decoded, NULL) == BF_OK &&
+		  hf.inserted == 8000 && hf.key_tag == before.key_tag &&
+		  bf_read_header(f, len, &decoded) == BF_OK && decoded.inserted == 8000,
+		  "union: counts add up, a side with a kind keeps it");
+	free(e);
+	free(f);
+	free(bits);
+}
+
+/* Intersection of filters of fixed size, and its refusals. */
+static void
+test_intersect_into(void)
+{
+	BfHeader	ha;
+	BfHeader	hb;
+	BfHeader	decoded;
+	uint8_t    *a = new_filter(5000, 0.01, &ha);
+	uint8_t    *b = new_filter(5000, 0.01, &hb);
+	size_t		len = bf_value_bytes(ha.nblocks);
+	size_t		nbytes = (size_t) ha.nblocks * BF_BLOCK_BYTES;
+	uint8_t    *bits = malloc(nbytes);
+	TestChain	chain;
+
+	add_keys(a, &ha, 0, 3000);
+	add_keys(b, &hb, 1000, 4000);
+	memcpy(bits, bf_bits(a), nbytes);
+	bf_intersect_bits(bits, bf_bits(b), nbytes);
+	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
+		  memcmp(bf_bits(a), bits, nbytes) == 0 &&
+		  bf_read_header(a, len, &decoded) == BF_OK && decoded.inserted == 3000 &&
+		  decoded.key_kind == BF_KIND_NUMBER,
+		  "intersect: the bits ANDed, the smaller count kept");
+
+	hb.key_kind = BF_KIND_NONE;
+	hb.inserted = 0;
+	bf_init(b, &hb);
+	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
+		  bf_validate(a, len, &decoded) == BF_OK && decoded.key_kind == BF_KIND_NONE &&
+		  decoded.inserted == 0,
+		  "intersect: with an empty filter, nothing is left, of no kind");
+	hb.seed = 3;
+	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_ERR_INCOMPATIBLE,
+		  "intersect: of another seed, BF_ERR_INCOMPATIBLE");
+	new_chain(&chain, 1000, 0.01, 2, 0);
+	check(bf_intersect_into(chain.value, &chain.header, chain.value, &chain.header, NULL) ==
+		  BF_ERR_LAYOUT,
+		  "intersect: chains are refused (BF_ERR_LAYOUT)");
+	free(chain.value);
+	free(a);
+	free(b);
+	free(bits);
+}
+
+/* A new filter of fixed size: the header bloom_empty writes. */
+static void
+test_fixed_header(void)
+{
+	BfSizing	sizing;
+	BfHeader	header;
+	BfHeader	decoded;
+	uint8_t    *value;
+
+	bf_size_for(1000, 0.01, &sizing);
+	bf_fixed_header(1000, 0.01, &sizing, &header);
+	value = malloc(bf_value_bytes(header.nblocks));
+	bf_init(value, &header);
+	check(header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_BLOCKED512 &&
+		  header.k == sizing.k && header.nblocks == sizing.nblocks &&
+		  header.key_kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&
+		  header.growth == 0 && header.nsegments == 1 &&
+		  bf_validate(value, bf_value_bytes(header.nblocks), &decoded) == BF_OK &&
+		  decoded.version == header.version && decoded.layout == header.layout &&
+		  decoded.k == header.k && decoded.nblocks == header.nblocks &&
+		  decoded.key_kind == BF_KIND_NONE && decoded.capacity == 1000 &&
+		  decoded.fpr == 0.01 && decoded.nsegments == 1 && decoded.growth == 0,
+		  "fixed header: as sized, no kind yet, and it decodes to itself");
+	free(value);
+}
+
+/* bf_estimate of a fixed-size filter and of a chain, and the clamp. */
+static void
+test_estimate(void)
+{
+	BfHeader	h;
+	BfEstimate	e;
+	TestChain	chain;
+	BfSegment	segment;
+	uint8_t    *value = new_filter(10000, 0.01, &h);
+	size_t		nbytes = (size_t) h.nblocks * BF_BLOCK_BYTES;
+	uint64_t	bits = 0;
+	uint64_t	set = 0;
+	uint64_t	capacity = 0;
+	double		distinct = 0.0;
+	double		none = 1.0;
+	int			k = 0;
+
+	add_keys(value, &h, 0, 10000);
+	bf_estimate(value, &h, &e, NULL);
+	check(e.bits == (uint64_t) h.nblocks * BF_BLOCK_BITS &&
+		  e.bits_set == bf_popcount(bf_bits(value), nbytes) &&
+		  e.capacity == 10000 && e.k == h.k &&
+		  e.fill == (double) e.bits_set / (double) e.bits &&
+		  e.distinct == bf_estimate_cardinality(h.nblocks, h.k, e.bits_set) &&
+		  fabs(e.fpr - bf_estimate_fpr(bf_bits(value), h.nblocks, h.k)) < 1e-15,
+		  "estimate: of a filter of fixed size, its bits, fill, cardinality and rate");
+	check(!e.over_capacity && fabs(e.distinct - 10000) < 300,
+		  "estimate: filled to capacity, about 10000 distinct and not over capacity");
+	add_keys(value, &h, 10000, 2000);
+	bf_estimate(value, &h, &e, NULL);
+	check(e.over_capacity && e.distinct > 10000 * BF_OVER_CAPACITY_MARGIN,
+		  "estimate: 20% past capacity, over capacity");
+	free(value);
+
+	new_chain(&chain, 1000, 0.01, 2, 4);
+	add_keys_to_chain(&chain, 0, 5000, 1000);
+	bf_estimate(chain.value, &chain.header, &e, NULL);
+	bf_segment_first(chain.value, &chain.header, &segment);
+	do
+	{
+		const uint8_t *segment_bits = chain.value + segment.bits;
+		uint64_t	segment_set = bf_popcount(segment_bits,
+											  (size_t) segment.nblocks * BF_BLOCK_BYTES);
+
+		bits += (uint64_t) segment.nblocks * BF_BLOCK_BITS;
+		set += segment_set;
+		capacity += segment.capacity;
+		distinct += bf_estimate_cardinality(segment.nblocks, segment.k, segment_set);
+		none *= 1.0 - bf_estimate_fpr(segment_bits, segment.nblocks, segment.k);
+		k = segment.k;
+	} while (bf_segment_next(chain.value, &chain.header, &segment));
+	check(chain.header.nsegments == 3 && e.bits == bits && e.bits_set == set &&
+		  e.capacity == capacity && capacity == 7000 && e.k == k &&
+		  e.distinct == distinct && fabs(e.fpr - (1.0 - none)) < 1e-15 &&
+		  e.fill == (double) set / (double) bits,
+		  "estimate: of a chain of 3 segments, sums over them; the rate that any answers maybe");
+	check(!e.over_capacity && fabs(e.distinct - 5000) < 200,
+		  "estimate: the chain's distinct count is about the 5000 added");
+	free(chain.value);
+
+	check(bf_clamp_int64(0) == 0 && bf_clamp_int64((uint64_t) INT64_MAX) == INT64_MAX &&
+		  bf_clamp_int64((uint64_t) INT64_MAX + 1) == INT64_MAX &&
+		  bf_clamp_int64(UINT64_MAX) == INT64_MAX,
+		  "bf_clamp_int64: a count past a bigint shows as the largest bigint");
+}
+
+/*
+ * A filter larger than one slice: the loops pause between slices, once per
+ * slice, and the rate summed slice by slice is the whole filter's mean.
+ */
+static void
+test_slices(void)
+{
+	BfHeader	h;
+	BfHeader	h2;
+	BfEstimate	e;
+	Lender		counter = {-1, 0, 0};
+	BfHooks		hooks = {lend, count_pause, &counter};
+	uint8_t    *value = new_filter(15000000, 0.01, &h);
+	uint8_t    *other = new_filter(15000000, 0.01, &h2);
+	size_t		nbytes = (size_t) h.nblocks * BF_BLOCK_BYTES;
+	size_t		len = bf_value_bytes(h.nblocks);
+	int			slices = (int) ((nbytes + BF_SLICE_BYTES - 1) / BF_SLICE_BYTES);
+	uint32_t	per_slice = (uint32_t) (BF_SLICE_BYTES / BF_BLOCK_BYTES);
+	double		sliced = 0.0;
+	char		what[200];
+
+	add_keys(value, &h, 0, 200000);
+	add_keys(other, &h2, 1000000, 200000);
+	for (uint32_t first = 0; first < h.nblocks; first += per_slice)
+	{
+		uint32_t	n = h.nblocks - first < per_slice ? h.nblocks - first : per_slice;
+
+		sliced += bf_estimate_fpr(bf_bits(value) + (size_t) first * BF_BLOCK_BYTES, n, h.k) * n;
+	}
+	sliced /= h.nblocks;
+
+	bf_estimate(value, &h, &e, &hooks);
+	snprintf(what, sizeof(what),
+			 "slices: the estimates of a filter of %zu bytes pause %d times, once per slice",
+			 nbytes, slices);
+	check(slices == 2 && counter.pauses == slices, what);
+	check(e.bits_set == bf_popcount(bf_bits(value), nbytes) && e.fpr == sliced &&
+		  fabs(e.fpr - bf_estimate_fpr(bf_bits(value), h.nblocks, h.k)) < 1e-15,
+		  "slices: bits set over every slice, and the rate summed slice by slice");
+
+	counter.pauses = 0;
+	check(bf_union_into(&value, &len, &h, other, len, &h2, &hooks) == BF_OK &&
+		  counter.pauses == slices && counter.loans == 0,
+		  "slices: a union pauses once per slice, and needs no memory");
+	counter.pauses = 0;
+	check(bf_intersect_into(value, &h, other, &h2, &hooks) == BF_OK &&
+		  counter.pauses == slices,
+		  "slices: an intersection pauses once per slice");
+	free(value);
+	free(other);
+}
+
 int
 main(void)
 {
@@ -1657,6 +2052,12 @@ main(void)
 	test_chain_cannot_grow();
 	test_chain_validator();
 	test_blocked_as_segment();
+	test_chain_growth_memory();
+	test_union_into();
+	test_intersect_into();
+	test_fixed_header();
+	test_estimate();
+	test_slices();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed == 0 ? 0 : 1;
 }
