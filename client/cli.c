@@ -506,8 +506,11 @@ command_convert(char **args, int nargs, Form form)
 
 /*
  * A follower of an index: its connection, its copy, and the copy's
- * position and timeline (a failover starts a new timeline, on which the
- * server says reload), kept as the server's text.
+ * position, timeline and build, kept as the server's text: the server says
+ * reload for a copy of another timeline (a failover since) or of another
+ * build of the index (REINDEX CONCURRENTLY builds the new index while
+ * copies of the old one are still made).  has_build is false for an index
+ * without a change log.
  */
 typedef struct Follower
 {
@@ -519,6 +522,8 @@ typedef struct Follower
 	bfc_filter *copy;
 	char		lsn[32];
 	char		timeline[24];
+	char		build[32];
+	bool		has_build;
 } Follower;
 
 /*
@@ -629,6 +634,20 @@ query_row(Follower *f, const char *sql, int nparams, const char *const *params, 
 	return NULL;
 }
 
+/* Copies a pg_lsn returned as text into out, after checking it is one. */
+static void
+take_lsn(char *out, size_t room, const PGresult *result, int column, const char *what)
+{
+	const char *lsn = PQgetvalue(result, 0, column);
+	int			len = PQgetlength(result, 0, column);
+
+	if (PQgetisnull(result, 0, column) || len < 3 || len >= (int) room ||
+		strspn(lsn, "0123456789ABCDEFabcdef/") != (size_t) len || strchr(lsn, '/') == NULL)
+		fail(EXIT_DATA, what, "the server returned no position (pg_lsn)");
+	memcpy(out, lsn, len);
+	out[len] = '\0';
+}
+
 /*
  * Copies a returned position and its timeline, the text of two columns,
  * into the follower, after checking they look like a pg_lsn and a bigint:
@@ -638,20 +657,14 @@ static void
 take_position(Follower *f, const PGresult *result, int lsn_column, int timeline_column,
 			  const char *what)
 {
-	const char *lsn = PQgetvalue(result, 0, lsn_column);
-	int			lsn_len = PQgetlength(result, 0, lsn_column);
 	const char *timeline = PQgetvalue(result, 0, timeline_column);
 	int			timeline_len = PQgetlength(result, 0, timeline_column);
 
-	if (PQgetisnull(result, 0, lsn_column) || lsn_len < 3 || lsn_len >= (int) sizeof(f->lsn) ||
-		strspn(lsn, "0123456789ABCDEFabcdef/") != (size_t) lsn_len || strchr(lsn, '/') == NULL)
-		fail(EXIT_DATA, what, "the server returned no position (pg_lsn)");
 	if (PQgetisnull(result, 0, timeline_column) || timeline_len < 1 ||
 		timeline_len >= (int) sizeof(f->timeline) ||
 		strspn(timeline, "0123456789") != (size_t) timeline_len)
 		fail(EXIT_DATA, what, "the server returned no timeline");
-	memcpy(f->lsn, lsn, lsn_len);
-	f->lsn[lsn_len] = '\0';
+	take_lsn(f->lsn, sizeof(f->lsn), result, lsn_column, what);
 	memcpy(f->timeline, timeline, timeline_len);
 	f->timeline[timeline_len] = '\0';
 }
@@ -665,9 +678,9 @@ load_snapshot(Follower *f, size_t *bytes)
 	bfc_error	err;
 	bfc_filter *copy;
 
-	result = query_row(f, "SELECT lsn::text, filter::bytea, timeline::text "
+	result = query_row(f, "SELECT lsn::text, filter::bytea, timeline::text, build::text "
 					   "FROM bloom_index_snapshot($1::regclass)",
-					   1, params, 3, "bloom_index_snapshot");
+					   1, params, 4, "bloom_index_snapshot");
 	if (result == NULL)
 		return false;
 	if (PQgetisnull(result, 0, 1))
@@ -676,6 +689,9 @@ load_snapshot(Follower *f, size_t *bytes)
 	if (copy == NULL)
 		fail(err.code == BFC_ERR_NOMEM ? EXIT_IO : EXIT_DATA, "bloom_index_snapshot", err.message);
 	take_position(f, result, 0, 2, "bloom_index_snapshot");
+	f->has_build = !PQgetisnull(result, 0, 3);
+	if (f->has_build)
+		take_lsn(f->build, sizeof(f->build), result, 3, "bloom_index_snapshot");
 	*bytes = (size_t) PQgetlength(result, 0, 1);
 	PQclear(result);
 	bfc_free(f->copy);
@@ -692,7 +708,7 @@ load_snapshot(Follower *f, size_t *bytes)
 static bool
 sync_round(Follower *f, bool *reloaded, size_t *bytes)
 {
-	const char *params[] = {f->index, f->lsn, f->timeline};
+	const char *params[] = {f->index, f->lsn, f->timeline, f->has_build ? f->build : NULL};
 	PGresult   *result;
 	bfc_error	err;
 
@@ -702,8 +718,9 @@ sync_round(Follower *f, bool *reloaded, size_t *bytes)
 	if (f->copy != NULL)
 	{
 		result = query_row(f, "SELECT upto::text, reload, delta, timeline::text "
-						   "FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint)",
-						   3, params, 4, "bloom_index_changes");
+						   "FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint, "
+						   "$4::pg_lsn)",
+						   4, params, 4, "bloom_index_changes");
 		if (result == NULL)
 			return false;
 		if (PQgetisnull(result, 0, 1) || PQgetlength(result, 0, 1) != 1)

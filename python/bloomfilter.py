@@ -608,6 +608,15 @@ def _sql_literal(text):
     return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
+def _checked_lsn(value, function):
+    """A position as the server returned it (pg_lsn as text), checked: it
+    goes back into the next query's text."""
+    text = None if value is None else str(value)
+    if text is None or not _LSN.match(text):
+        raise BloomFilterError("%s returned no position: %r" % (function, value))
+    return text
+
+
 def _timeline_of(value):
     """A timeline as the server returned it (bigint, or NULL), checked: it
     goes back into the next query's text."""
@@ -637,9 +646,9 @@ class LiveFilter:
     (``bloom_index_snapshot``); each later one fetches only what the index
     took since (``bloom_index_changes``), about 8 bytes a key, and loads a
     snapshot again when the server says so (the index was rebuilt by
-    REINDEX, TRUNCATE or VACUUM FULL, the copy is older than the index keeps
-    changes for, or a failover came since: each sync passes the copy's
-    timeline).  A sync is applied whole or not at all: one that
+    REINDEX, TRUNCATE or VACUUM FULL, the copy is of another build of it,
+    older than the index keeps changes for, or a failover came since: each
+    sync passes the copy's timeline and build).  A sync is applied whole or not at all: one that
     fails leaves the previous copy.
 
     Staleness bound: once the last successful sync started more than
@@ -687,6 +696,7 @@ class LiveFilter:
         self._filter = None
         self._lsn = None
         self._timeline = None
+        self._build = None                  # the build of the index the copy is of
         self._synced_at = None              # time.monotonic() when it started
         self._last_sync = None              # time.time() likewise
         self._written = []                  # (time.monotonic(), key) of add()
@@ -734,10 +744,12 @@ class LiveFilter:
         self._conn = None
 
     def _fetch_snapshot(self):
-        row = self._query("SELECT lsn::text, filter::bytea, timeline "
+        row = self._query("SELECT lsn::text, filter::bytea, timeline, build::text "
                           "FROM bloom_index_snapshot(%s)" % _sql_literal(self._index))
         data = bytes(row[1])
-        return str(row[0]), Filter.from_bytes(data), len(data), _timeline_of(row[2])
+        build = None if row[3] is None else _checked_lsn(row[3], "bloom_index_snapshot")
+        return (_checked_lsn(row[0], "bloom_index_snapshot"), Filter.from_bytes(data), len(data),
+                _timeline_of(row[2]), build)
 
     def sync(self):
         """Brings the copy up to date: a snapshot when there is none or the
@@ -751,20 +763,22 @@ class LiveFilter:
             with self._lock:
                 lsn = self._lsn
                 timeline = self._timeline
+                build = self._build
                 have = self._filter is not None
             try:
                 reload = True
                 fetched = 0
                 if have:
+                    # the copy's timeline and build: a failover or another
+                    # build of the index (REINDEX CONCURRENTLY) says reload
                     row = self._query(
                         "SELECT upto::text, reload, delta, timeline "
-                        "FROM bloom_index_changes(%s, '%s', %s)"
+                        "FROM bloom_index_changes(%s, '%s', %s, %s::pg_lsn)"
                         % (_sql_literal(self._index), lsn,
-                           "NULL" if timeline is None else "%d" % timeline))
-                    upto, reload, delta = str(row[0]), bool(row[1]), row[2]
-                    if not _LSN.match(upto):
-                        raise BloomFilterError("bloom_index_changes returned no position: %r"
-                                               % (upto,))
+                           "NULL" if timeline is None else "%d" % timeline,
+                           "NULL" if build is None else "'%s'" % build))
+                    upto = _checked_lsn(row[0], "bloom_index_changes")
+                    reload, delta = bool(row[1]), row[2]
                     if not reload:
                         delta = bytes(delta)
                         fetched = len(delta)
@@ -782,15 +796,13 @@ class LiveFilter:
                                                  "loading a snapshot: %s", self._index, refused)
                                 reload = True
                 if reload:
-                    upto, copy, size, timeline = self._fetch_snapshot()
-                    if not _LSN.match(upto):
-                        raise BloomFilterError("bloom_index_snapshot returned no position: %r"
-                                               % (upto,))
+                    upto, copy, size, timeline, build = self._fetch_snapshot()
                     fetched += size
                     with self._lock:
                         self._filter = copy
                         self._lsn = upto
                         self._timeline = timeline
+                        self._build = build
             except BaseException:
                 self._end_transaction()
                 self._drop_connection()
