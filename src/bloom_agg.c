@@ -252,10 +252,10 @@ AtMostThreeQuarters(Size part, Size whole)
 static void
 KindIntoHeader(const BloomAggState *state, BfHeader *header)
 {
-	header->key_kind = state->key_kind;
-	header->key_tag = state->key_tag;
-	header->env_encoding = state->env_encoding;
-	header->env_locale = state->env_locale;
+	header->identity.kind = state->key_kind;
+	header->identity.tag = state->key_tag;
+	header->identity.env_encoding = state->env_encoding;
+	header->identity.env_locale = state->env_locale;
 }
 
 /* ---------------------------------------------------------------------

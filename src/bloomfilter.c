@@ -495,9 +495,9 @@ bloom_info(PG_FUNCTION_ARGS)
 	values[9] = Float8GetDatum(e.fill);
 	values[10] = Float8GetDatum(e.distinct);
 	values[11] = Float8GetDatum(e.fpr);
-	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
+	values[12] = CStringGetTextDatum(KeyKindName(h.identity.kind));
 	values[13] = Int64GetDatum((int64) h.seed);
-	if (h.env_encoding != 0 || h.env_locale != 0)
+	if (h.identity.env_encoding != 0 || h.identity.env_locale != 0)
 		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
 	else
 		nulls[14] = true;

@@ -252,8 +252,8 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 static void
 CheckKeyTypeUnchanged(Oid indexoid, const BfHeader *header, const KeyType *column)
 {
-	if (header->key_kind == BF_KIND_OTHER && column->kind == BF_KIND_OTHER &&
-		header->key_tag != column->tag)
+	if (header->identity.kind == BF_KIND_OTHER && column->kind == BF_KIND_OTHER &&
+		header->identity.tag != column->tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",

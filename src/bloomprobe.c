@@ -58,7 +58,7 @@ BloomProbeSlices(struct varlena *raw, Size value_bytes, const KeyType *key, Datu
 		ReportCorruptValue(status);
 
 	CheckKeyKind(&header, key);
-	if (header.key_kind == BF_KIND_NONE)
+	if (header.identity.kind == BF_KIND_NONE)
 	{
 		*result = false;
 		return true;

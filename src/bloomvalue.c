@@ -390,7 +390,7 @@ bool
 BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 				 Datum value)
 {
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		return false;			/* nothing was ever added */
 	return bf_filter_test(BloomData(bloom), header,
 						  KeyHash(key, value, header->seed, header->version));
@@ -535,13 +535,13 @@ DescribeParameters(StringInfo out, const BfHeader *h)
 		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, growth %d, segments %u"
 						 ", seed " UINT64_FORMAT ", layout %d, key kind %s",
 						 h->capacity, h->fpr, h->growth, h->nsegments, h->seed,
-						 h->layout, KeyKindName(h->key_kind));
+						 h->layout, KeyKindName(h->identity.kind));
 	else
 		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
 					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
-					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
-	if (h->env_encoding != 0 || h->env_locale != 0)
+					 h->k, h->seed, h->layout, KeyKindName(h->identity.kind));
+	if (h->identity.env_encoding != 0 || h->identity.env_locale != 0)
 		appendStringInfo(out, ", %s", KeyEnvironmentName(h));
 	appendStringInfoChar(out, ')');
 }
@@ -567,7 +567,7 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
 	appendStringInfoString(&detail, ", second filter ");
 	DescribeParameters(&detail, b);
 	appendStringInfoChar(&detail, '.');
-	if (!bf_kinds_compatible(a, b))
+	if (!bf_key_identity_compatible(&a->identity, &b->identity))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot compute the %s of bloom filters of different kinds of values",

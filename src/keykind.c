@@ -828,13 +828,13 @@ ReportKindMismatch(const BfHeader *header, const KeyType *key)
 {
 	char	   *built_for;
 
-	if (header->key_kind != BF_KIND_OTHER)
+	if (header->identity.kind != BF_KIND_OTHER)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter holds values of kind %s, not %s",
-						KeyKindName(header->key_kind), format_type_be(key->typid)),
-				 errhint("Cast the value to %s.", KeyKindCastHint(header->key_kind))));
-	built_for = TypeNameOfTag(header->key_tag);
+						KeyKindName(header->identity.kind), format_type_be(key->typid)),
+				 errhint("Cast the value to %s.", KeyKindCastHint(header->identity.kind))));
+	built_for = TypeNameOfTag(header->identity.tag);
 	if (built_for != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -857,22 +857,22 @@ static void
 ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
 {
 	/* one side records what the other does not: the same name, another type */
-	if ((header->env_encoding == 0) != (key->env_encoding == 0) ||
-		(header->env_locale == 0) != (key->env_locale == 0))
+	if ((header->identity.env_encoding == 0) != (key->env_encoding == 0) ||
+		(header->identity.env_locale == 0) != (key->env_locale == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter holds values of type %s as it was when the filter was built",
 						format_type_be(key->typid)),
 				 errdetail("The type has been redefined since, and its values no longer hash the same way."),
 				 errhint("Rebuild the filter.")));
-	if (header->env_encoding != key->env_encoding)
+	if (header->identity.env_encoding != key->env_encoding)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter of %s values was built in a database with another encoding",
 						format_type_be(key->typid)),
 				 errdetail("The filter's values were hashed as %s, and this database's encoding is %s; the type's hash depends on it.",
-						   header->env_encoding == 0 ? "unknown"
-						   : pg_encoding_to_char(header->env_encoding - 1),
+						   header->identity.env_encoding == 0 ? "unknown"
+						   : pg_encoding_to_char(header->identity.env_encoding - 1),
 						   GetDatabaseEncodingName()),
 				 errhint("Rebuild the filter here, or cast the values to text, whose filters do not depend on the encoding.")));
 	ereport(ERROR,
@@ -891,14 +891,14 @@ ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
 void
 CheckKeyKind(const BfHeader *header, const KeyType *key)
 {
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		return;
-	if (header->key_kind != key->kind || header->key_tag != key->tag)
+	if (header->identity.kind != key->kind || header->identity.tag != key->tag)
 		ReportKindMismatch(header, key);
 	/* version 1 recorded no environment: its values keep their old hashing */
 	if (header->version >= 2 &&
-		(header->env_encoding != key->env_encoding ||
-		 header->env_locale != key->env_locale))
+		(header->identity.env_encoding != key->env_encoding ||
+		 header->identity.env_locale != key->env_locale))
 		ReportEnvironmentMismatch(header, key);
 }
 
@@ -908,23 +908,23 @@ KeyEnvironmentName(const BfHeader *header)
 	StringInfoData out;
 
 	initStringInfo(&out);
-	if (header->env_encoding != 0)
+	if (header->identity.env_encoding != 0)
 		appendStringInfo(&out, "encoding %s",
-						 pg_encoding_to_char(header->env_encoding - 1));
-	if (header->env_locale != 0)
+						 pg_encoding_to_char(header->identity.env_encoding - 1));
+	if (header->identity.env_locale != 0)
 		appendStringInfo(&out, "%slocale fingerprint %08X",
-						 out.len > 0 ? ", " : "", header->env_locale);
+						 out.len > 0 ? ", " : "", header->identity.env_locale);
 	return out.data;
 }
 
 void
 KeyKindIntoHeader(BfHeader *header, const KeyType *key)
 {
-	header->key_kind = key->kind;
-	header->key_tag = key->tag;
+	header->identity.kind = key->kind;
+	header->identity.tag = key->tag;
 	if (header->version >= 2)
 	{
-		header->env_encoding = key->env_encoding;
-		header->env_locale = key->env_locale;
+		header->identity.env_encoding = key->env_encoding;
+		header->identity.env_locale = key->env_locale;
 	}
 }
