@@ -179,7 +179,7 @@ typedef struct BloomAggState
 	int32		growth;			/* growing form: its growth; 0 otherwise */
 	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
 	uint32		key_tag;		/* and the rest of what a filter records of */
-	uint8		env_encoding;	/* their kind (KeyKindIntoHeader) */
+	uint8		env_encoding;	/* their kind (KeyIdentityOf) */
 	uint32		env_locale;
 	uint64		rows;			/* non-NULL values added */
 
@@ -702,8 +702,8 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = ColumnKeyType(fcinfo);
-	NoteKeyKind(state, state->key->kind, state->key->tag,
-				state->key->env_encoding, state->key->env_locale);
+	NoteKeyKind(state, state->key->identity.kind, state->key->identity.tag,
+				state->key->identity.env_encoding, state->key->identity.env_locale);
 	return state;
 }
 

@@ -24,7 +24,7 @@ BloomProbeReadHeader(struct varlena *filter, void *header)
 static void
 BloomProbeCheckKey(const void *header, const KeyType *key)
 {
-	CheckKeyKind((const BfHeader *) header, key);
+	BloomCheckKey((const BfHeader *) header, key);
 }
 
 static bool
@@ -57,7 +57,7 @@ BloomProbeSlices(struct varlena *raw, Size value_bytes, const KeyType *key, Datu
 	if (status != BF_OK)
 		ReportCorruptValue(status);
 
-	CheckKeyKind(&header, key);
+	BloomCheckKey(&header, key);
 	if (header.identity.kind == BF_KIND_NONE)
 	{
 		*result = false;

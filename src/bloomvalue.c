@@ -375,13 +375,25 @@ BloomAddHashes(Bloom **bloom, BfHeader *header, const uint64 *hashes, size_t n)
 		elog(ERROR, "bloom chain asked to grow and could not: %s", bf_status_message(status));
 }
 
+void
+BloomCheckKey(const BfHeader *header, const KeyType *key)
+{
+	CheckKeyIdentity(&header->identity, bf_records_environment(header), key);
+}
+
+void
+BloomKeyIntoHeader(BfHeader *header, const KeyType *key)
+{
+	header->identity = KeyIdentityOf(key, bf_records_environment(header));
+}
+
 /* Adds one value to a filter the caller owns; see BloomAddHashes. */
 void
 BloomAddValue(Bloom **bloom, BfHeader *header, const KeyType *key, Datum value)
 {
 	uint64		hash = KeyHash(key, value, header->seed, header->version);
 
-	KeyKindIntoHeader(header, key);
+	BloomKeyIntoHeader(header, key);
 	BloomAddHashes(bloom, header, &hash, 1);
 }
 
@@ -531,6 +543,8 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
+	char	   *environment = KeyEnvironmentName(&h->identity);
+
 	if (bf_is_chain(h))
 		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, growth %d, segments %u"
 						 ", seed " UINT64_FORMAT ", layout %d, key kind %s",
@@ -541,8 +555,8 @@ DescribeParameters(StringInfo out, const BfHeader *h)
 					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
 					 h->k, h->seed, h->layout, KeyKindName(h->identity.kind));
-	if (h->identity.env_encoding != 0 || h->identity.env_locale != 0)
-		appendStringInfo(out, ", %s", KeyEnvironmentName(h));
+	if (environment != NULL)
+		appendStringInfo(out, ", %s", environment);
 	appendStringInfoChar(out, ')');
 }
 

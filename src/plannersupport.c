@@ -170,7 +170,7 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 	BloomReadHeader(filter, &header);
 	if (header.identity.kind == BF_KIND_NONE)
 		return 0.0;
-	if (header.identity.kind != key.kind)
+	if (header.identity.kind != key.identity.kind)
 		return DEFAULT_CONTAINS_SEL;	/* execution refuses it */
 
 	key_arg = estimate_expression_value(root, key_arg);

@@ -177,31 +177,17 @@ QFilterWriteHeader(QFilter *filter, const QfHeader *header)
 	QFilterWarnIfOverfilled(filter, header);
 }
 
-void
-KeyFieldsAsBloomHeader(const QfHeader *header, BfHeader *bloom)
-{
-	memset(bloom, 0, sizeof(*bloom));
-	bloom->version = BF_FORMAT_VERSION;
-	bloom->identity = header->identity;
-}
-
+/* A qfilter records the environment always, as bloom's version 2 does. */
 void
 QFilterCheckKey(const QfHeader *header, const KeyType *key)
 {
-	BfHeader	bloom;
-
-	KeyFieldsAsBloomHeader(header, &bloom);
-	CheckKeyKind(&bloom, key);
+	CheckKeyIdentity(&header->identity, true, key);
 }
 
 void
 QFilterKeyIntoHeader(QfHeader *header, const KeyType *key)
 {
-	BfHeader	bloom;
-
-	KeyFieldsAsBloomHeader(header, &bloom);
-	KeyKindIntoHeader(&bloom, key);
-	header->identity = bloom.identity;
+	header->identity = KeyIdentityOf(key, true);
 }
 
 uint64
