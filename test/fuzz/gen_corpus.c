@@ -647,7 +647,7 @@ invalid_deltas(void)
 	h.fpr = 0.02;
 	emit_delta_for("bad-delta-mismatch-fpr", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
 	h = *chain;
-	h.key_kind = BF_KIND_TEXT;
+	h.identity.kind = BF_KIND_TEXT;
 	emit_delta_for("bad-delta-mismatch-kind", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
 	h = *chain;
 	h.growth = 4;
