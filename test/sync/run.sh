@@ -25,8 +25,8 @@ set -o pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/../lib.sh"
-PORT=5581
-STANDBY_PORT=5582
+PORT=5583
+STANDBY_PORT=5584
 SECONDS_TO_RUN=${SYNC_SECONDS:-60}
 STARTED=$(date +%s)
 work=""
