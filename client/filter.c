@@ -3,7 +3,7 @@
  * filter.c
  *	  The client library's filters (bloomfilter.h): loading and validating
  *	  the binary, text and hex forms, serialising, bloom_info's fields,
- *	  creating, adding, probing and union.
+ *	  creating, adding, probing, union, and applying an index's deltas.
  *
  * Everything that decides a bit or a byte is the core's, the same source
  * files and functions the server module calls: bf_validate for every
@@ -11,8 +11,9 @@
  * canonical forms of canonical.h for every key, bf_filter_test for a
  * probe, bf_filter_add_growing for an add (a chain grows there),
  * bf_chain_create for a new chain, bf_union_into for a union with its
- * header merge, and bf_estimate for bloom_info's figures.  What this file adds is what the
- * SQL glue adds on the server side: the text form's checks (bloom_in),
+ * header merge, bf_estimate for bloom_info's figures, and bf_delta_check
+ * and bf_delta_apply for an index's deltas.  What this file adds is what
+ * the SQL glue adds on the server side: the text form's checks (bloom_in),
  * the key kind an add writes into the header (BloomAddValue), and the
  * refusals with their messages.  A key's kind is checked as CheckKeyKind
  * does: a key of another kind is an error, not an "absent".
@@ -40,6 +41,7 @@
 #include "bloom.h"
 #include "sizing.h"
 #include "canonical.h"
+#include "delta.h"
 #include "base64.h"
 
 /*
@@ -550,22 +552,22 @@ bfc_get_info(const bfc_filter *filter, bfc_info *info)
 	info->fill_ratio = e.fill;
 	info->estimated_distinct = e.distinct;
 	info->estimated_fpr = e.fpr;
-	info->key_kind = bfc_kind_name((bfc_kind) h->key_kind);
+	info->key_kind = bfc_kind_name((bfc_kind) h->identity.kind);
 	info->seed = (int64_t) h->seed;
-	if (h->env_encoding != 0)
+	if (h->identity.env_encoding != 0)
 	{
-		unsigned	id = h->env_encoding - 1u;
+		unsigned	id = h->identity.env_encoding - 1u;
 
 		snprintf(info->key_environment, sizeof(info->key_environment), "encoding %s",
 				 id < sizeof(encoding_names) / sizeof(encoding_names[0])
 				 ? encoding_names[id] : "");
 	}
-	if (h->env_locale != 0)
+	if (h->identity.env_locale != 0)
 	{
 		size_t		used = strlen(info->key_environment);
 
 		snprintf(info->key_environment + used, sizeof(info->key_environment) - used,
-				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->env_locale);
+				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->identity.env_locale);
 	}
 	info->over_capacity = e.over_capacity;
 }
@@ -585,8 +587,8 @@ bfc_growth(const bfc_filter *filter)
 bfc_kind
 bfc_filter_kind(const bfc_filter *filter)
 {
-	if (filter->header.key_kind != BF_KIND_NONE)
-		return (bfc_kind) filter->header.key_kind;
+	if (filter->header.identity.kind != BF_KIND_NONE)
+		return (bfc_kind) filter->header.identity.kind;
 	return filter->intended;
 }
 
@@ -604,13 +606,13 @@ describe(char *out, size_t room, const BfHeader *h)
 				 "seed %llu, key kind %s)",
 				 h->version, (unsigned long long) h->capacity, h->fpr, h->growth,
 				 h->nsegments, (unsigned long long) h->seed,
-				 bfc_kind_name((bfc_kind) h->key_kind));
+				 bfc_kind_name((bfc_kind) h->identity.kind));
 	else
 		snprintf(out, room, "(version %d, capacity %llu, fpr %g, bits %llu, k %d, seed %llu, "
 				 "key kind %s)",
 				 h->version, (unsigned long long) h->capacity, h->fpr,
 				 (unsigned long long) h->nblocks * BF_BLOCK_BITS, h->k,
-				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
+				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->identity.kind));
 }
 
 int
@@ -622,8 +624,8 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 	BfStatus	status;
 
 	if (!bf_compatible(d, s) ||
-		(d->key_kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
-		 s->key_kind != BF_KIND_NONE && s->key_kind != dst->intended))
+		(d->identity.kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
+		 s->identity.kind != BF_KIND_NONE && s->identity.kind != dst->intended))
 	{
 		char		first[160];
 		char		second[160];
@@ -647,6 +649,62 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 }
 
 /* ---------------------------------------------------------------------
+ * Deltas of an index
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * As bloom_apply_changes: the core judges the whole delta first, so that a
+ * refused one leaves the filter as it was; only then is the value grown
+ * (a chain taking the index's new segments) and the delta applied, which
+ * cannot fail.  Both steps size a chain's new segments: the sizing lock.
+ */
+int
+bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *err)
+{
+	bool		chain = bf_is_chain(&filter->header);
+	size_t		new_len = 0;
+	BfStatus	status;
+
+	if (chain)
+		pthread_mutex_lock(&sizing_lock);
+	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len);
+	if (chain)
+		pthread_mutex_unlock(&sizing_lock);
+	if (status == BF_ERR_DELTA_MISMATCH)
+	{
+		bfc_fail(err, BFC_ERR_MISMATCH,
+				 "the delta is not for this filter: %s; load a new snapshot of the index",
+				 bf_status_message(status));
+		return -1;
+	}
+	if (status != BF_OK)
+	{
+		bfc_fail(err, status == BF_ERR_TOO_LARGE ? BFC_ERR_TOO_LARGE : BFC_ERR_INVALID,
+				 "invalid delta: %s.", bf_status_message(status));
+		return -1;
+	}
+	if (new_len > filter->len)
+	{
+		uint8_t    *grown = realloc(filter->value, new_len);
+
+		if (grown == NULL)
+		{
+			bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes", new_len);
+			return -1;
+		}
+		filter->value = grown;
+	}
+	if (chain)
+		pthread_mutex_lock(&sizing_lock);
+	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len);
+	if (chain)
+		pthread_mutex_unlock(&sizing_lock);
+	filter->len = new_len;
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
  * Keys
  * ---------------------------------------------------------------------
  */
@@ -658,7 +716,7 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 static bool
 check_kind(const bfc_filter *filter, bfc_kind kind, bfc_error *err)
 {
-	bfc_kind	held = (bfc_kind) filter->header.key_kind;
+	bfc_kind	held = (bfc_kind) filter->header.identity.kind;
 
 	if (held == BFC_KIND_OTHER)
 	{
@@ -805,7 +863,7 @@ hash_key_text(const bfc_filter *filter, bfc_kind kind, const char *key, size_t l
 static int
 test_hash(const bfc_filter *filter, uint64_t hash)
 {
-	if (filter->header.key_kind == BF_KIND_NONE)
+	if (filter->header.identity.kind == BF_KIND_NONE)
 		return 0;
 	return bf_filter_test(filter->value, &filter->header, hash) ? 1 : 0;
 }
@@ -827,10 +885,7 @@ add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 
 	if (n == 0)
 		return 0;
-	h->key_kind = (uint8_t) kind;
-	h->key_tag = 0;
-	h->env_encoding = 0;
-	h->env_locale = 0;
+	h->identity = (BfKeyIdentity) {.kind = (uint8_t) kind};
 	/* a chain's add asks, once full, whether it can grow: that sizes */
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
@@ -879,7 +934,7 @@ bfc_contains_str(const bfc_filter *filter, const char *key, size_t len, bfc_erro
 {
 	bfc_kind	kind = kind_for_text_key(filter);
 
-	if (filter->header.key_kind == BF_KIND_OTHER)
+	if (filter->header.identity.kind == BF_KIND_OTHER)
 		return check_kind(filter, BFC_KIND_OTHER, err) ? 0 : -1;
 	if (kind == BFC_KIND_NONE)
 		return 0;				/* nothing added, nothing to read the key as */
@@ -1032,7 +1087,7 @@ prefetch(const bfc_filter *filter, uint64_t hash)
 static void
 test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t *out)
 {
-	if (filter->header.key_kind == BF_KIND_NONE)
+	if (filter->header.identity.kind == BF_KIND_NONE)
 	{
 		memset(out, 0, n);
 		return;

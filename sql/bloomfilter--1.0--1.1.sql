@@ -64,22 +64,26 @@ FROM unnest(ARRAY['bloom_agg_combine(internal, internal)',
 -- Copies that follow the index (1.1): a copy and the WAL position it is
 -- consistent with, what a copy made at a position lacks, and a delta
 -- applied server side as the clients apply it.  A copy made on another
--- timeline (before a failover) is made anew when since_timeline is given.
+-- timeline (before a failover) or of another build of the index (REINDEX
+-- CONCURRENTLY) is made anew when since_timeline and since_build are given.
 CREATE FUNCTION bloom_index_snapshot(index regclass,
 	OUT lsn pg_lsn,
 	OUT filter bloom,
-	OUT timeline bigint)
+	OUT timeline bigint,
+	OUT build pg_lsn)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
-COMMENT ON FUNCTION bloom_index_snapshot(regclass) IS 'the index as a bloom value, with the WAL position and timeline it is consistent with';
--- Not STRICT, for the optional timeline: a NULL since asks for a reload.
+COMMENT ON FUNCTION bloom_index_snapshot(regclass) IS 'the index as a bloom value, with the WAL position and timeline it is consistent with, and its build';
+-- Not STRICT, for the optional timeline and build: a NULL since asks for a
+-- reload.
 CREATE FUNCTION bloom_index_changes(index regclass, since pg_lsn,
 	since_timeline bigint DEFAULT NULL,
+	since_build pg_lsn DEFAULT NULL,
 	OUT upto pg_lsn,
 	OUT reload boolean,
 	OUT delta bytea,
 	OUT timeline bigint)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
-COMMENT ON FUNCTION bloom_index_changes(regclass, pg_lsn, bigint) IS 'the keys a copy made at since lacks, or reload: take a new snapshot';
+COMMENT ON FUNCTION bloom_index_changes(regclass, pg_lsn, bigint, pg_lsn) IS 'the keys a copy made at since lacks, or reload: take a new snapshot';
 CREATE FUNCTION bloom_apply_changes(filter bloom, delta bytea) RETURNS bloom
 	AS 'MODULE_PATHNAME' LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
 COMMENT ON FUNCTION bloom_apply_changes(bloom, bytea) IS 'a copy of an index brought up to date by bloom_index_changes''s delta';

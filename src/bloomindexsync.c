@@ -45,7 +45,8 @@ PG_FUNCTION_INFO_V1(bloom_index_snapshot);
 /*
  * bloom_index_snapshot(index): the index as bloom_index_filter copies it,
  * the position it is consistent with (every key whose insert began before
- * it is in the copy), and the position's timeline.
+ * it is in the copy), the position's timeline, and the build the copy is
+ * of (NULL for a partitioned index or one without a change log).
  */
 Datum
 bloom_index_snapshot(PG_FUNCTION_ARGS)
@@ -53,15 +54,20 @@ bloom_index_snapshot(PG_FUNCTION_ARGS)
 	Relation	index = OpenIndexForReading(PG_GETARG_OID(0));
 	TimeLineID	timeline = CurrentTimeline();
 	XLogRecPtr	position = CurrentPosition();
+	XLogRecPtr	build = InvalidXLogRecPtr;
 	TupleDesc	desc;
-	Datum		values[3];
-	bool		nulls[3] = {0};
+	Datum		values[4];
+	bool		nulls[4] = {0};
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "bloom_index_snapshot must return a record");
+	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX)
+		build = IndexBuild(index);
 	values[1] = PointerGetDatum(IndexUnionSnapshot(index));
 	values[0] = LSNGetDatum(position);
 	values[2] = Int64GetDatum((int64) timeline);
+	values[3] = LSNGetDatum(build);
+	nulls[3] = XLogRecPtrIsInvalid(build);
 	index_close(index, NoLock);
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
@@ -112,7 +118,7 @@ DeltaOf(const BfHeader *header, uint32 nsegments, const uint64 *hashes,
  * a delta; NULL where the copy must be made anew.
  */
 static bytea *
-IndexChangesSince(Relation index, XLogRecPtr since)
+IndexChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr build)
 {
 	IndexLayout layout;
 	uint64	   *hashes;
@@ -120,7 +126,7 @@ IndexChangesSince(Relation index, XLogRecPtr since)
 	uint64		count;
 	uint32		nsegments;
 
-	if (!ChangesSince(index, since, &hashes, &segments, &count, &nsegments))
+	if (!ChangesSince(index, since, upto, build, &hashes, &segments, &count, &nsegments))
 		return NULL;
 	ReadMeta(index, &layout);
 	return DeltaOf(&layout.header, nsegments, hashes, segments, count);
@@ -128,7 +134,8 @@ IndexChangesSince(Relation index, XLogRecPtr since)
 
 PG_FUNCTION_INFO_V1(bloom_index_changes);
 /*
- * bloom_index_changes(index, since, timeline): upto, reload and delta.
+ * bloom_index_changes(index, since, since_timeline, since_build): upto,
+ * reload and delta.
  * reload is true (and delta NULL) where a copy consistent with since
  * cannot be brought up to date from the index's change log: then the
  * caller takes a new snapshot.  Otherwise delta, applied to such a copy,
@@ -159,7 +166,8 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloom_index_changes must return a record");
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX && !PG_ARGISNULL(1) &&
 		(PG_ARGISNULL(2) || PG_GETARG_INT64(2) == (int64) timeline))
-		delta = IndexChangesSince(index, since);
+		delta = IndexChangesSince(index, since, position,
+								  PG_ARGISNULL(3) ? InvalidXLogRecPtr : PG_GETARG_LSN(3));
 	values[0] = LSNGetDatum(Max(position, since));
 	values[1] = BoolGetDatum(delta == NULL);
 	values[2] = PointerGetDatum(delta);

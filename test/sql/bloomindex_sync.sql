@@ -4,7 +4,7 @@ SET client_min_messages = warning;
 CREATE TABLE sync_users (id bigint);
 INSERT INTO sync_users SELECT g FROM generate_series(1, 5000) g;
 CREATE INDEX sync_guard ON sync_users USING bloomfilter (id) WITH (capacity = 100000);
-CREATE TABLE sync_copies (name text PRIMARY KEY, lsn pg_lsn, filter bloom, timeline bigint);
+CREATE TABLE sync_copies (name text PRIMARY KEY, lsn pg_lsn, filter bloom, timeline bigint, build pg_lsn);
 INSERT INTO sync_copies SELECT 'first', * FROM bloom_index_snapshot('sync_guard');
 
 -- the snapshot is bloom_index_filter's value
@@ -90,24 +90,41 @@ INSERT INTO sync_copies SELECT 'before_rebuilds', * FROM bloom_index_snapshot('s
 REINDEX INDEX sync_guard;
 SELECT c.reload, c.delta IS NULL AS no_delta
 FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
-UPDATE sync_copies s SET (lsn, filter, timeline) = (n.lsn, n.filter, n.timeline)
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 REINDEX INDEX CONCURRENTLY sync_guard;
 SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
-UPDATE sync_copies s SET (lsn, filter, timeline) = (n.lsn, n.filter, n.timeline)
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 VACUUM FULL sync_users;
 SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
-UPDATE sync_copies s SET (lsn, filter, timeline) = (n.lsn, n.filter, n.timeline)
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 TRUNCATE sync_users;
 SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
 -- and after the rebuild, copies follow again
-UPDATE sync_copies s SET (lsn, filter, timeline) = (n.lsn, n.filter, n.timeline)
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 INSERT INTO sync_users SELECT generate_series(1, 10);
 SELECT c.reload, bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_guard') AS equals_snapshot
 FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+
+-- a copy of another build reloads even when it is younger than this build:
+-- REINDEX CONCURRENTLY builds the new index while copies of the old one are
+-- still made, and the old copy's bits are not the new index's
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
+FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
+INSERT INTO sync_copies SELECT 'old_build', lsn, filter, timeline, build FROM sync_copies WHERE name = 'before_rebuilds';
+REINDEX INDEX CONCURRENTLY sync_guard;
+SELECT c.reload AS reload_by_position, b.reload AS reload_by_build, n.build <> s.build AS new_build
+FROM sync_copies s, bloom_index_snapshot('sync_guard') n,
+	bloom_index_changes('sync_guard', n.lsn, n.timeline) c,
+	bloom_index_changes('sync_guard', n.lsn, n.timeline, s.build) b
+WHERE s.name = 'old_build';
+SELECT c.reload FROM bloom_index_snapshot('sync_guard') n,
+	bloom_index_changes('sync_guard', n.lsn, n.timeline, n.build) c;
+UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
+FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 
 -- another timeline (a copy from before a failover) reloads; NULL since too
 SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline + 1) c
@@ -138,7 +155,7 @@ CREATE TABLE sync_parted_1 PARTITION OF sync_parted FOR VALUES FROM (0) TO (1000
 CREATE TABLE sync_parted_2 PARTITION OF sync_parted FOR VALUES FROM (1000) TO (2000);
 CREATE INDEX sync_parted_guard ON sync_parted USING bloomfilter (id) WITH (capacity = 5000);
 INSERT INTO sync_parted SELECT generate_series(0, 1999);
-SELECT filter = bloom_index_filter('sync_parted_guard') AS same_value
+SELECT filter = bloom_index_filter('sync_parted_guard') AS same_value, build IS NULL AS no_build
 FROM bloom_index_snapshot('sync_parted_guard');
 SELECT reload FROM bloom_index_changes('sync_parted_guard', (SELECT lsn FROM bloom_index_snapshot('sync_parted_guard')));
 -- each partition's index follows on its own
