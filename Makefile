@@ -49,7 +49,7 @@ REGRESS_LARGE =
 REGRESS += $(REGRESS_LARGE)
 
 # Before PGXS, whose clean rule sees only what is set when it is included.
-EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter
+EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
@@ -90,14 +90,19 @@ test/unit/test_qfilter: test/unit/test_qfilter.c src/core/qfilter.c src/core/blo
 		src/core/sizing.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
+test/unit/test_delta: test/unit/test_delta.c src/core/delta.c src/core/bloom.c \
+		src/core/sizing.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
+
 # The wall around the core: src/core includes no PostgreSQL header.
 CORE_WALL = grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' $(srcdir)/src/core
 
 .PHONY: unittest
-unittest: test/unit/test_bloom test/unit/test_qfilter
+unittest: test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
 	@if $(CORE_WALL); then echo "src/core must include no PostgreSQL header" >&2; exit 1; fi
 	test/unit/test_bloom
 	test/unit/test_qfilter
+	test/unit/test_delta
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
 FUZZ_SECONDS ?= 60
@@ -106,7 +111,8 @@ fuzz:
 	bash test/fuzz/run.sh $(FUZZ_SECONDS)
 
 # The client library and bloomfilter-cli (client/): the core's own sources
-# (src/core/) built with plain cc, no PostgreSQL.  `make client`; `make
+# (src/core/) built with plain cc, no PostgreSQL server headers (the CLI
+# links libpq for its sync command).  `make client`; `make
 # install-client` puts the library (in LIBDIR), its header, the CLI and the
 # Python module (in PYTHONDIR, which is left out when empty) under PREFIX.
 # CLIENT_CPPFLAGS finds the core's headers, which client/ includes by name,
@@ -135,8 +141,14 @@ client/$(CLIENT_SONAME): $(CLIENT_OBJS)
 	$(CC) $(CLIENT_CFLAGS) -shared -Wl,-soname,$(CLIENT_SONAME) -o $@ $^ -lm
 client/libbloomfilter.so: client/$(CLIENT_SONAME)
 	ln -sf $(CLIENT_SONAME) $@
+# bloomfilter-cli sync speaks to the server through libpq (Debian's
+# libpq-dev), found through pg_config as PGXS finds the server; the
+# library itself needs no libpq.
+LIBPQ_CPPFLAGS = -I$(shell $(PG_CONFIG) --includedir)
+LIBPQ_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq
 client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.h
-	$(CC) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a -lm
+	$(CC) $(LIBPQ_CPPFLAGS) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a \
+		$(LIBPQ_LIBS) -lm
 
 # The CLI's manual page, made from its --help by help2man (the Debian
 # package's; not part of `make client`, so building needs no help2man).

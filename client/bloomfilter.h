@@ -4,8 +4,9 @@
  *	  The client library of the bloomfilter PostgreSQL extension: load a
  *	  `bloom` value fetched from the database (its bytea or its text form),
  *	  answer membership locally with exactly the server's answers, false
- *	  positives included, and build, add to and union filters that the
- *	  server accepts.
+ *	  positives included, keep a copy of an index's filter current from
+ *	  its deltas, and build, add to and union filters that the server
+ *	  accepts.
  *
  *	    bfc_error err;
  *	    bfc_filter *f = bfc_load(bytes, len, &err);    // SELECT f::bytea ...
@@ -33,8 +34,8 @@
  * move its bytes: a pointer from bfc_bytes is then stale.
  *
  * Thread safety: a filter may be probed from many threads at once; adding
- * to it or a union into it must not run concurrently with anything else
- * on the same filter.
+ * to it, a union into it or applying a delta to it must not run
+ * concurrently with anything else on the same filter.
  *
  * Errors: functions that can fail take a bfc_error * (may be NULL) and
  * report failure by returning NULL or -1; the error holds a code and a
@@ -77,14 +78,17 @@ typedef enum bfc_kind
 typedef enum bfc_code
 {
 	BFC_OK = 0,
-	BFC_ERR_INVALID,			/* not a valid bloom value; the server refuses it too */
+	BFC_ERR_INVALID,			/* not a valid bloom value or delta; the server
+								 * refuses it too */
 	BFC_ERR_KIND,				/* key of another kind than the filter's */
 	BFC_ERR_UNSUPPORTED,		/* kind or version the client cannot hash this key for */
 	BFC_ERR_KEY,				/* key text that is not a value of the kind */
 	BFC_ERR_PARAM,				/* bad capacity, fpr or kind */
 	BFC_ERR_TOO_LARGE,			/* filter would exceed the value size limit */
 	BFC_ERR_INCOMPATIBLE,		/* union of filters of different parameters */
-	BFC_ERR_NOMEM
+	BFC_ERR_NOMEM,
+	BFC_ERR_MISMATCH			/* a sound delta of another filter than this
+								 * copy: load a new snapshot */
 } bfc_code;
 
 typedef struct bfc_error
@@ -199,6 +203,25 @@ extern void bfc_set_v1_utf8(bfc_filter *filter, bool server_was_utf8);
  * segment, and dst takes a longer src's further segments as they are.
  */
 extern int	bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err);
+
+/* ---- following an index: deltas ---- */
+
+/*
+ * Applies a delta of a bloomfilter index to a copy of its filter (the
+ * `delta` of bloom_index_changes(index, since), to the copy loaded from
+ * bloom_index_snapshot's `filter` and kept current since, consistent with
+ * `since`): the copy then holds every key the delta carries, as the index
+ * does at the delta's `upto`, byte for byte.  A growing filter takes the
+ * segments the index added (its bytes may move: a pointer from bfc_bytes
+ * is then stale).  A delta is applied whole or not at all: refused, the
+ * filter is unchanged, with BFC_ERR_INVALID (damaged bytes),
+ * BFC_ERR_MISMATCH (a delta of another filter: another build of the index
+ * after a REINDEX, or a copy of another index; load a new snapshot),
+ * BFC_ERR_TOO_LARGE or BFC_ERR_NOMEM.  Returns 0 or -1.  Not concurrently
+ * with anything else on the same filter (see "Thread safety").
+ */
+extern int	bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len,
+							  bfc_error *err);
 
 /* ---- probing and adding, by the key's native type ---- */
 

@@ -3,7 +3,7 @@
  * filter.c
  *	  The client library's filters (bloomfilter.h): loading and validating
  *	  the binary, text and hex forms, serialising, bloom_info's fields,
- *	  creating, adding, probing and union.
+ *	  creating, adding, probing, union, and applying an index's deltas.
  *
  * Everything that decides a bit or a byte is the core's, the same source
  * files and functions the server module calls: bf_validate for every
@@ -11,8 +11,9 @@
  * canonical forms of canonical.h for every key, bf_filter_test for a
  * probe, bf_filter_add_growing for an add (a chain grows there),
  * bf_chain_create for a new chain, bf_union_into for a union with its
- * header merge, and bf_estimate for bloom_info's figures.  What this file adds is what the
- * SQL glue adds on the server side: the text form's checks (bloom_in),
+ * header merge, bf_estimate for bloom_info's figures, and bf_delta_check
+ * and bf_delta_apply for an index's deltas.  What this file adds is what
+ * the SQL glue adds on the server side: the text form's checks (bloom_in),
  * the key kind an add writes into the header (BloomAddValue), and the
  * refusals with their messages.  A key's kind is checked as CheckKeyKind
  * does: a key of another kind is an error, not an "absent".
@@ -40,6 +41,7 @@
 #include "bloom.h"
 #include "sizing.h"
 #include "canonical.h"
+#include "delta.h"
 #include "base64.h"
 
 /*
@@ -643,6 +645,62 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 					 bf_status_message(status));
 		return -1;
 	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------------
+ * Deltas of an index
+ * ---------------------------------------------------------------------
+ */
+
+/*
+ * As bloom_apply_changes: the core judges the whole delta first, so that a
+ * refused one leaves the filter as it was; only then is the value grown
+ * (a chain taking the index's new segments) and the delta applied, which
+ * cannot fail.  Both steps size a chain's new segments: the sizing lock.
+ */
+int
+bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *err)
+{
+	bool		chain = bf_is_chain(&filter->header);
+	size_t		new_len = 0;
+	BfStatus	status;
+
+	if (chain)
+		pthread_mutex_lock(&sizing_lock);
+	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len);
+	if (chain)
+		pthread_mutex_unlock(&sizing_lock);
+	if (status == BF_ERR_DELTA_MISMATCH)
+	{
+		bfc_fail(err, BFC_ERR_MISMATCH,
+				 "the delta is not for this filter: %s; load a new snapshot of the index",
+				 bf_status_message(status));
+		return -1;
+	}
+	if (status != BF_OK)
+	{
+		bfc_fail(err, status == BF_ERR_TOO_LARGE ? BFC_ERR_TOO_LARGE : BFC_ERR_INVALID,
+				 "invalid delta: %s.", bf_status_message(status));
+		return -1;
+	}
+	if (new_len > filter->len)
+	{
+		uint8_t    *grown = realloc(filter->value, new_len);
+
+		if (grown == NULL)
+		{
+			bfc_fail(err, BFC_ERR_NOMEM, "out of memory growing a filter to %zu bytes", new_len);
+			return -1;
+		}
+		filter->value = grown;
+	}
+	if (chain)
+		pthread_mutex_lock(&sizing_lock);
+	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len);
+	if (chain)
+		pthread_mutex_unlock(&sizing_lock);
+	filter->len = new_len;
 	return 0;
 }
 

@@ -16,6 +16,15 @@ included), without a round trip per key::
             return None
         return conn.execute("SELECT * FROM users WHERE id = %s", (user_id,)).fetchone()
 
+To follow a ``bloomfilter`` index as rows arrive, without reloading its
+filter, :class:`LiveFilter` keeps a copy current from the index's changes
+and answers "maybe" for every key once its copy is older than a bound::
+
+    guard = bloomfilter.LiveFilter(psycopg.connect(dsn), "users_id_guard",
+                                   max_staleness=2.0, refresh_interval=0.5)
+    if not guard.contains(user_id):     # False only for keys certainly absent
+        return None
+
 Filters built here load into the server (``%s::bytea::bloom``, or the text
 form ``to_text()`` as a ``bloom`` literal) and combine there with filters
 of the same parameters (``bloom_empty(capacity, fpr)``'s, or
@@ -38,18 +47,23 @@ this file, then where the system's loader finds ``libbloomfilter``.
 """
 
 import array as _array
+import collections as _collections
 import ctypes as _ctypes
 import ctypes.util as _ctypes_util
 import datetime as _datetime
 import decimal as _decimal
 import itertools as _itertools
+import logging as _logging
 import os as _os
+import re as _re
+import threading as _threading
+import time as _time
 import uuid as _uuid
 
 __all__ = [
-    "Filter", "BloomFilterError", "InvalidFilterError", "KindError",
-    "UnsupportedKeyError", "KeySyntaxError", "IncompatibleFiltersError",
-    "KINDS",
+    "Filter", "LiveFilter", "SyncResult", "BloomFilterError", "InvalidFilterError",
+    "KindError", "UnsupportedKeyError", "KeySyntaxError", "IncompatibleFiltersError",
+    "DeltaMismatchError", "KINDS",
 ]
 
 #: The key kinds, by bloom_info's names, with their stored numbers.
@@ -95,10 +109,16 @@ class IncompatibleFiltersError(BloomFilterError, ValueError):
     """A union of filters with different parameters or kinds."""
 
 
+class DeltaMismatchError(BloomFilterError, ValueError):
+    """A delta of another filter than the copy it was applied to (another
+    build of the index after a REINDEX, or another index): load a new
+    snapshot."""
+
+
 _ERRORS = {
     1: InvalidFilterError, 2: KindError, 3: UnsupportedKeyError,
     4: KeySyntaxError, 5: ValueError, 6: ValueError,
-    7: IncompatibleFiltersError, 8: MemoryError,
+    7: IncompatibleFiltersError, 8: MemoryError, 9: DeltaMismatchError,
 }
 
 
@@ -171,6 +191,7 @@ def _bind(lib):
         "bfc_filter_kind": (_ctypes.c_int, [P]),
         "bfc_set_v1_utf8": (None, [P, _ctypes.c_bool]),
         "bfc_union": (_ctypes.c_int, [P, P, E]),
+        "bfc_apply_changes": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
         "bfc_contains_int64": (_ctypes.c_int, [P, _ctypes.c_int64, E]),
         "bfc_add_int64": (_ctypes.c_int, [P, _ctypes.c_int64, E]),
         "bfc_contains_double": (_ctypes.c_int, [P, _ctypes.c_double, E]),
@@ -242,8 +263,9 @@ class Filter:
     """A bloom filter, as the server's ``bloom`` type holds it.
 
     Build one with :meth:`from_bytes`, :meth:`from_text`, :meth:`load` or
-    :meth:`empty`.  Probing is safe from several threads at once; adding
-    and :meth:`update` are not.
+    :meth:`empty`.  Probing is safe from several threads at once; adding,
+    :meth:`update` and :meth:`apply_changes` are not (:class:`LiveFilter`
+    serialises them for you).
     """
 
     __slots__ = ("_handle",)
@@ -416,9 +438,13 @@ class Filter:
         library when the keys are all of one type (int, float, str, bytes
         or uuid.UUID)."""
         keys = keys if isinstance(keys, (list, tuple)) else list(keys)
+        return [b == 1 for b in self._probe_many(keys)]
+
+    def _probe_many(self, keys):
+        """contains_many's answers as a bytearray of 1 and 0, keys a list."""
         n = len(keys)
         if n == 0:
-            return []
+            return bytearray()
         types = set(map(type, keys))
         out = bytearray(n)
         out_pointer = (_ctypes.c_uint8 * n).from_buffer(out)
@@ -453,10 +479,10 @@ class Filter:
                 self._handle, kind, b"".join(encoded), offsets.buffer_info()[0], n,
                 out_pointer, e)
         if status is None:
-            return [self._call(key, True) == 1 for key in keys]
+            return bytearray(self._call(key, True) for key in keys)
         if status < 0:
             _raise(error)
-        return [b == 1 for b in out]
+        return out
 
     def add_many(self, keys):
         """Adds every key of ``keys``, in one call for a list of ints."""
@@ -494,6 +520,22 @@ class Filter:
         return self
 
     __ior__ = update
+
+    def apply_changes(self, delta):
+        """Applies a delta of the ``bloomfilter`` index this filter is a copy
+        of: ``delta`` from ``bloom_index_changes(index, since)``, to a copy
+        loaded from ``bloom_index_snapshot(index)`` and brought up to
+        ``since``.  The filter then holds every key the index held at the
+        delta's ``upto`` (a growing filter takes the index's new segments).
+
+        Applied whole or not at all: a damaged delta raises
+        :class:`InvalidFilterError`, one of another filter (the index was
+        rebuilt, or it is another index's) :class:`DeltaMismatchError`, and
+        the filter is then unchanged.  :class:`LiveFilter` does this for
+        you."""
+        data = bytes(delta)
+        _checked(_lib.bfc_apply_changes, self._handle, data, len(data))
+        return self
 
     # ---- serialising and inspecting -------------------------------------
 
@@ -546,3 +588,396 @@ class Filter:
         info = self.info()
         return "<bloomfilter.Filter %s, capacity %d, fpr %g, %d bytes>" % (
             info["key_kind"], info["capacity"], info["target_fpr"], info["bytes"])
+
+
+# ---- following an index ----------------------------------------------------
+
+#: What :meth:`LiveFilter.sync` did: the position the copy is now consistent
+#: with, whether it loaded a whole snapshot, and the bytes it fetched.
+SyncResult = _collections.namedtuple("SyncResult", ["lsn", "reload", "bytes"])
+
+_log = _logging.getLogger("bloomfilter")
+
+_LSN = _re.compile(r"^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$")
+
+
+def _sql_literal(text):
+    """``text`` as an E'' string literal, whatever standard_conforming_strings
+    says: the index name is spliced into the query, so that no paramstyle
+    (which differs between DB-API drivers) is needed."""
+    return "E'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _checked_lsn(value, function):
+    """A position as the server returned it (pg_lsn as text), checked: it
+    goes back into the next query's text."""
+    text = None if value is None else str(value)
+    if text is None or not _LSN.match(text):
+        raise BloomFilterError("%s returned no position: %r" % (function, value))
+    return text
+
+
+def _timeline_of(value):
+    """A timeline as the server returned it (bigint, or NULL), checked: it
+    goes back into the next query's text."""
+    if value is None:
+        return None
+    timeline = int(value)
+    if timeline < 0 or timeline > _INT64_MAX:
+        raise BloomFilterError("the server returned no timeline: %r" % (value,))
+    return timeline
+
+
+class LiveFilter:
+    """A copy of a ``bloomfilter`` index's filter kept current from the
+    index's changes, with a bound on how stale its answers may be.
+
+    ``conn`` is any DB-API connection (psycopg 3, psycopg2, pg8000, ...) to
+    the database or a standby of it, for this object alone: each sync ends
+    its transaction (``rollback()``), so it must not share one with the
+    application's work.  Or it is a function of no arguments that returns
+    such a connection (``lambda: psycopg.connect(dsn)``): then a sync that
+    fails closes the connection and the next one connects anew, so that
+    the guard resumes after a restart or a failover by itself; a plain
+    connection that broke stays broken.  ``index`` names the index
+    (``"users_id_guard"``, or schema-qualified).
+
+    The first :meth:`sync` loads the index's snapshot
+    (``bloom_index_snapshot``); each later one fetches only what the index
+    took since (``bloom_index_changes``), about 8 bytes a key, and loads a
+    snapshot again when the server says so (the index was rebuilt by
+    REINDEX, TRUNCATE or VACUUM FULL, the copy is of another build of it,
+    older than the index keeps changes for, or a failover came since: each
+    sync passes the copy's timeline and build).  A sync is applied whole or not at all: one that
+    fails leaves the previous copy.
+
+    Staleness bound: once the last successful sync started more than
+    ``max_staleness`` seconds ago, :meth:`contains` and
+    :meth:`contains_many` answer True ("maybe") for every key until a sync
+    succeeds.  A stalled connection, a failover or a dead database turns the
+    guard off; it never turns a key committed more than ``max_staleness``
+    seconds before a probe into a "definitely absent".
+
+    ``refresh_interval`` (seconds): sync in a background daemon thread that
+    often (keep it well below ``max_staleness``); its failures are kept in
+    :attr:`last_error`, and the next round tries again.  Without it, call
+    :meth:`sync` yourself.  :meth:`close` (or leaving a ``with`` block)
+    stops the thread; a connection given stays open, as it is the
+    caller's.
+
+    Write-through: :meth:`add` a key your application has just committed,
+    and this instance finds it at once, before the index's changes bring it
+    (it is kept apart from the copy until a sync that started after the add
+    has completed, so a snapshot loaded meanwhile cannot lose it).
+
+    Thread-safe: probes, adds and syncs may come from any threads.  The
+    first sync runs in the constructor (``initial_sync=False`` starts with
+    the guard off, answering True until a sync succeeds).
+    """
+
+    def __init__(self, conn, index, max_staleness=2.0, refresh_interval=None, *,
+                 initial_sync=True):
+        if not (isinstance(max_staleness, (int, float)) and max_staleness > 0):
+            raise ValueError("max_staleness must be a positive number of seconds")
+        if refresh_interval is not None and not (
+                isinstance(refresh_interval, (int, float)) and refresh_interval > 0):
+            raise ValueError("refresh_interval must be a positive number of seconds or None")
+        if callable(conn) and not hasattr(conn, "cursor"):
+            self._connect = conn
+            self._conn = None
+        else:
+            self._connect = None
+            self._conn = conn
+        self._index = str(index)
+        self.max_staleness = float(max_staleness)
+        self.refresh_interval = refresh_interval
+        self._lock = _threading.Lock()      # the copy, the written keys, the times
+        self._sync_lock = _threading.Lock()   # one sync at a time on the connection
+        self._filter = None
+        self._lsn = None
+        self._timeline = None
+        self._build = None                  # the build of the index the copy is of
+        self._synced_at = None              # time.monotonic() when it started
+        self._last_sync = None              # time.time() likewise
+        self._written = []                  # (time.monotonic(), key) of add()
+        self._side = None                   # a Filter of the written keys
+        self._side_room = 0
+        self.last_error = None
+        self._stop = _threading.Event()
+        self._thread = None
+        if initial_sync:
+            self.sync()
+        if refresh_interval is not None:
+            self._thread = _threading.Thread(
+                target=self._refresh_loop, name="bloomfilter.LiveFilter(%s)" % self._index,
+                daemon=True)
+            self._thread.start()
+
+    # ---- syncing ------------------------------------------------------------
+
+    def _query(self, sql):
+        if self._conn is None:
+            self._conn = self._connect()
+        cursor = self._conn.cursor()
+        try:
+            cursor.execute(sql)
+            return cursor.fetchone()
+        finally:
+            cursor.close()
+
+    def _end_transaction(self):
+        try:
+            if self._conn is not None:
+                self._conn.rollback()
+        except Exception:
+            pass
+
+    def _drop_connection(self):
+        """After a failed sync, when there is a way to connect anew: the
+        connection may be dead (a restart, a failover)."""
+        if self._connect is None or self._conn is None:
+            return
+        try:
+            self._conn.close()
+        except Exception:
+            pass
+        self._conn = None
+
+    def _fetch_snapshot(self):
+        row = self._query("SELECT lsn::text, filter::bytea, timeline, build::text "
+                          "FROM bloom_index_snapshot(%s)" % _sql_literal(self._index))
+        data = bytes(row[1])
+        build = None if row[3] is None else _checked_lsn(row[3], "bloom_index_snapshot")
+        return (_checked_lsn(row[0], "bloom_index_snapshot"), Filter.from_bytes(data), len(data),
+                _timeline_of(row[2]), build)
+
+    def sync(self):
+        """Brings the copy up to date: a snapshot when there is none or the
+        server says to reload, else the changes since the copy's position.
+        Returns a :class:`SyncResult`; raises what the driver raises (the
+        copy and its age are then unchanged).  Runs in the caller's thread,
+        one sync at a time."""
+        with self._sync_lock:
+            started = _time.monotonic()
+            started_wall = _time.time()
+            with self._lock:
+                lsn = self._lsn
+                timeline = self._timeline
+                build = self._build
+                have = self._filter is not None
+            try:
+                reload = True
+                fetched = 0
+                if have:
+                    # the copy's timeline and build: a failover or another
+                    # build of the index (REINDEX CONCURRENTLY) says reload
+                    row = self._query(
+                        "SELECT upto::text, reload, delta, timeline "
+                        "FROM bloom_index_changes(%s, '%s', %s, %s::pg_lsn)"
+                        % (_sql_literal(self._index), lsn,
+                           "NULL" if timeline is None else "%d" % timeline,
+                           "NULL" if build is None else "'%s'" % build))
+                    upto = _checked_lsn(row[0], "bloom_index_changes")
+                    reload, delta = bool(row[1]), row[2]
+                    if not reload:
+                        delta = bytes(delta)
+                        fetched = len(delta)
+                        with self._lock:
+                            try:
+                                self._filter.apply_changes(delta)
+                                self._lsn = upto
+                                self._timeline = _timeline_of(row[3])
+                            except (DeltaMismatchError, InvalidFilterError) as refused:
+                                # another build of the index (a REINDEX that
+                                # swapped it in), or worse: a new snapshot
+                                # mends either
+                                if not isinstance(refused, DeltaMismatchError):
+                                    _log.warning("bloomfilter.LiveFilter(%s): delta refused, "
+                                                 "loading a snapshot: %s", self._index, refused)
+                                reload = True
+                if reload:
+                    upto, copy, size, timeline, build = self._fetch_snapshot()
+                    fetched += size
+                    with self._lock:
+                        self._filter = copy
+                        self._lsn = upto
+                        self._timeline = timeline
+                        self._build = build
+            except BaseException:
+                self._end_transaction()
+                self._drop_connection()
+                raise
+            self._end_transaction()
+            with self._lock:
+                self._synced_at = started
+                self._last_sync = started_wall
+                self._forget_written(started)
+                result = SyncResult(self._lsn, reload, fetched)
+            self.last_error = None
+            return result
+
+    def _refresh_loop(self):
+        wait = 0 if self._synced_at is None else self.refresh_interval
+        while not self._stop.wait(wait):
+            try:
+                self.sync()
+            except Exception as error:   # the guard turns off; the next round retries
+                self.last_error = error
+            wait = self.refresh_interval
+
+    def close(self):
+        """Stops the background refresh, if any (waiting for a sync under
+        way, at most a few seconds).  A connection given stays open; one
+        this object made through a connection function is closed."""
+        self._stop.set()
+        thread = self._thread
+        if thread is not None and thread is not _threading.current_thread():
+            thread.join(timeout=max(5.0, 2 * (self.refresh_interval or 0)))
+        self._thread = None
+        # a sync stuck in a dead connection keeps it: the process's exit ends both
+        if self._connect is not None and self._sync_lock.acquire(timeout=5.0):
+            try:
+                if self._conn is not None:
+                    try:
+                        self._conn.close()
+                    except Exception:
+                        pass
+                    self._conn = None
+            finally:
+                self._sync_lock.release()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    # ---- write-through ------------------------------------------------------
+
+    def _rebuild_side(self, room):
+        """The written keys in a filter of their own, of the copy's kind (so
+        that they hash and compare as the copy's keys do), with room."""
+        side = Filter.empty(self._filter.kind, room, 0.001)
+        kept = []
+        for at, key in self._written:
+            try:
+                side.add(key)
+            except (BloomFilterError, TypeError):
+                continue        # added before the first sync, of another kind: never there
+            kept.append((at, key))
+        self._written = kept
+        self._side = side
+        self._side_room = room
+
+    def _forget_written(self, started):
+        """Drops the keys added before a sync that has now completed started:
+        that sync's changes or snapshot hold them (they were committed
+        before it began)."""
+        self._written = [(at, key) for at, key in self._written if at >= started]
+        if self._written:
+            self._rebuild_side(max(1024, 2 * len(self._written)))
+        else:
+            self._side = None
+            self._side_room = 0
+
+    def add(self, key):
+        """Write-through: a key this application has just committed to the
+        indexed table is found from now on, before a sync brings it.  Raises
+        :class:`KindError` for a key of another kind than the index's."""
+        with self._lock:
+            now = _time.monotonic()
+            if self._filter is None:
+                self._written.append((now, key))     # the guard is off until a sync
+                return
+            if self._side is None or len(self._written) >= self._side_room:
+                self._rebuild_side(max(1024, 4 * (len(self._written) + 1)))
+            self._side.add(key)
+            self._written.append((now, key))
+
+    # ---- probing ------------------------------------------------------------
+
+    def _guard_off(self):
+        return self._synced_at is None or \
+            _time.monotonic() - self._synced_at > self.max_staleness
+
+    def contains(self, key):
+        """False only if ``key`` is certainly not in the index: the copy
+        lacks it, no write-through added it, and the copy is fresh (its last
+        successful sync started at most ``max_staleness`` seconds ago);
+        True otherwise."""
+        # the probe path, kept short: it runs once per request
+        lock = self._lock
+        lock.acquire()
+        try:
+            synced_at = self._synced_at
+            if synced_at is None or _time.monotonic() - synced_at > self.max_staleness:
+                return True
+            if self._filter._call(key, True) == 1:
+                return True
+            side = self._side
+            return side is not None and side._call(key, True) == 1
+        finally:
+            lock.release()
+
+    __contains__ = contains
+
+    def contains_many(self, keys):
+        """``[self.contains(k) for k in keys]``, in one call into the library
+        for keys of one type (see :meth:`Filter.contains_many`)."""
+        keys = keys if isinstance(keys, (list, tuple)) else list(keys)
+        with self._lock:
+            if self._guard_off():
+                return [True] * len(keys)
+            found = self._filter._probe_many(keys)
+            if self._side is not None and keys:
+                # either filter's "maybe", OR-ed a machine word at a time
+                either = int.from_bytes(found, "little") | \
+                    int.from_bytes(self._side._probe_many(keys), "little")
+                found = either.to_bytes(len(found), "little")
+        return list(map(bool, found))
+
+    # ---- state ----------------------------------------------------------------
+
+    @property
+    def lsn(self):
+        """The WAL position (``'0/1A2B3C4D'``) the copy is consistent with:
+        every key committed before it is in; None before the first sync."""
+        with self._lock:
+            return self._lsn
+
+    @property
+    def timeline(self):
+        """The timeline of :attr:`lsn` (a failover starts a new one, and the
+        next sync then loads a snapshot); None before the first sync."""
+        with self._lock:
+            return self._timeline
+
+    @property
+    def last_sync(self):
+        """When the last successful sync started (``time.time()``), or
+        None."""
+        with self._lock:
+            return self._last_sync
+
+    @property
+    def staleness(self):
+        """Seconds since the last successful sync started (how old the
+        copy's view of the index may be), or None before the first; past
+        ``max_staleness`` every probe answers True."""
+        with self._lock:
+            if self._synced_at is None:
+                return None
+            return _time.monotonic() - self._synced_at
+
+    def to_filter(self):
+        """An independent :class:`Filter`, the copy as the last sync left it
+        (without write-through keys), or None before the first sync."""
+        with self._lock:
+            return None if self._filter is None else self._filter.copy()
+
+    def __repr__(self):
+        return "<bloomfilter.LiveFilter %s at %s, %s>" % (
+            self._index, self._lsn,
+            "never synced" if self._synced_at is None
+            else "synced %.3f s ago" % (_time.monotonic() - self._synced_at))

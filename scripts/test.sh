@@ -13,7 +13,7 @@
 #                                   # cases, docs, property, stats; under 4 minutes
 #
 # The full run adds pg_regress's multi-second cases (REGRESS_LARGE in the
-# Makefile) and the fuzz, fdw, stress, dump and package suites.  The large cases
+# Makefile) and the fuzz, fdw, stress, dump, client, live and package suites.  The large cases
 # run here only, once: the package build and autopkgtest run the Makefile's
 # REGRESS, which leaves them out.
 #
@@ -56,7 +56,7 @@ if [ -n "$quick" ]; then
 	SUITES=${SUITES-docs property stats upgrade}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress dump client package}
+	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress dump client live package}
 	REGRESS_LARGE=large
 fi
 
@@ -101,8 +101,8 @@ else
 fi
 count_suite "src/core includes no PostgreSQL header" "$log/core-wall-count.txt"
 
-# One result line per core: bloom's, then qfilter's.
-for core in bloom qfilter; do
+# One result line per core: bloom's, qfilter's, then the deltas'.
+for core in bloom qfilter delta; do
 	echo "== $core core unit tests"
 	make -s "test/unit/test_$core" >"$log/unit-$core.txt" 2>&1 &&
 		"test/unit/test_$core" >>"$log/unit-$core.txt" 2>&1

@@ -166,10 +166,12 @@ ensure_postgresql() {
 }
 
 # ensure_build_tools [PACKAGE...]: ensure_postgresql, and what building the
-# extension needs: make, a compiler, the server's headers and xxhash.h.
+# extension and its client needs: make, a compiler, the server's headers,
+# xxhash.h, and libpq's headers (bloomfilter-cli sync).
 ensure_build_tools() {
 	set_pg_major || return 1
-	ensure_postgresql make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR" libxxhash-dev "$@"
+	ensure_postgresql make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR" libxxhash-dev \
+		libpq-dev "$@"
 }
 
 # extension_installed: whether bloomfilter is installed for that server.

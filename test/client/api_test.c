@@ -4,9 +4,11 @@
  *	  (client/bloomfilter.h) without a server: typed and text keys agree,
  *	  keys of the wrong kind and filters of kind "other" are errors,
  *	  version 1 rules, the forms round-trip, bloom_empty's sizing, the key
- *	  syntaxes at their edges, growing filters (chains of segments), and
- *	  probing, sizing and growing from several threads.  Built twice,
- *	  against the static and the shared library.
+ *	  syntaxes at their edges, growing filters (chains of segments),
+ *	  deltas of an index applied (bfc_apply_changes, the deltas written
+ *	  here from the format in src/core/delta.h), and probing, sizing and
+ *	  growing from several threads.  Built twice, against the static and
+ *	  the shared library.
  *
  * With --chain CAPACITY FPR GROWTH it builds a chain of the int64 keys on
  * stdin (one per line) instead, and prints its bytes in hex twice: added
@@ -21,6 +23,10 @@
 #include <string.h>
 
 #include "bloomfilter.h"
+
+/* The deltas' checksum, written here from the format, not by the core. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 static int	failures = 0;
 
@@ -400,6 +406,209 @@ worker(void *arg)
 	return NULL;
 }
 
+/* ---- deltas ---- */
+
+/* A delta being written by hand, as delta.h lays it out. */
+typedef struct HandDelta
+{
+	uint8_t		bytes[1 << 16];
+	size_t		len;
+	size_t		run;			/* offset of the open run, 0: none */
+	uint32_t	nruns;
+} HandDelta;
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t) (v >> (8 * i));
+}
+
+static uint64_t
+get_le(const uint8_t *p, int n)
+{
+	uint64_t	v = 0;
+
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t) p[i] << (8 * i);
+	return v;
+}
+
+/* The header from the filter's own bytes (bloom.h's layout). */
+static void
+hand_start(HandDelta *d, const bfc_filter *filter)
+{
+	size_t		len;
+	const uint8_t *v = bfc_bytes(filter, &len);
+	int			chain = v[3] == 2;
+
+	memset(d->bytes, 0, 48);
+	d->bytes[0] = 'B';
+	d->bytes[1] = 'D';
+	d->bytes[2] = 1;
+	put_le(d->bytes + 4, chain ? get_le(v + 12, 4) : 1, 4);
+	memcpy(d->bytes + 8, v + 16, 8);	/* seed */
+	memcpy(d->bytes + 16, v + 24, 8);	/* capacity */
+	memcpy(d->bytes + 24, v + 32, 8);	/* fpr */
+	d->bytes[32] = v[5];		/* kind */
+	d->bytes[33] = chain ? v[7] : 0;	/* growth */
+	d->bytes[34] = v[2];		/* format version */
+	d->bytes[35] = v[3];		/* layout */
+	memcpy(d->bytes + 36, v + 8, 4);	/* key tag */
+	d->len = 48;
+	d->run = 0;
+	d->nruns = 0;
+}
+
+static void
+hand_add(HandDelta *d, uint32_t segment, uint64_t hash)
+{
+	if (d->run == 0 || get_le(d->bytes + d->run, 4) != segment)
+	{
+		d->run = d->len;
+		put_le(d->bytes + d->run, segment, 4);
+		put_le(d->bytes + d->run + 4, 0, 4);
+		d->len += 8;
+		d->nruns++;
+	}
+	put_le(d->bytes + d->len, hash, 8);
+	d->len += 8;
+	put_le(d->bytes + d->run + 4, get_le(d->bytes + d->run + 4, 4) + 1, 4);
+}
+
+static void
+hand_finish(HandDelta *d)
+{
+	static uint8_t covered[sizeof(d->bytes)];
+
+	put_le(d->bytes + 40, d->nruns, 4);
+	memcpy(covered, d->bytes, 44);
+	memcpy(covered + 44, d->bytes + 48, d->len - 48);
+	put_le(d->bytes + 44, (uint32_t) XXH3_64bits(covered, d->len - 4), 4);
+}
+
+/* A number key's hash as the server hashes int8: its 8 bytes, little-endian. */
+static uint64_t
+int_hash(int64_t key, uint64_t seed)
+{
+	uint8_t		bytes[8];
+
+	put_le(bytes, (uint64_t) key, 8);
+	return XXH3_64bits_withSeed(bytes, 8, seed);
+}
+
+/*
+ * Adds keys first..last to index as a bloomfilter index adds them, and
+ * writes into d each key it logs: a chain's key already held takes no room
+ * and is not logged; a new one goes to the last segment.  d's header is
+ * the index's at the end, so it is written after the adds.
+ */
+static void
+index_keys(bfc_filter *index, int64_t first, int64_t last, HandDelta *d)
+{
+	static uint32_t segments[1 << 12];
+	static uint64_t hashes[1 << 12];
+	int			n = 0;
+	bfc_info	info;
+
+	bfc_get_info(index, &info);
+	for (int64_t key = first; key <= last; key++)
+	{
+		if (bfc_growth(index) != 0 && bfc_contains_int64(index, key, NULL) == 1)
+			continue;
+		bfc_add_int64(index, key, NULL);
+		segments[n] = (uint32_t) bfc_segments(index) - 1;
+		hashes[n++] = int_hash(key, (uint64_t) info.seed);
+	}
+	hand_start(d, index);
+	for (int i = 0; i < n; i++)
+		hand_add(d, segments[i], hashes[i]);
+	hand_finish(d);
+}
+
+static void
+test_changes(void)
+{
+	static HandDelta d;
+	static HandDelta bad;
+	bfc_error	err;
+	bfc_filter *index = bfc_create_growing(BFC_KIND_NUMBER, 100, 0.01, 2, &err);
+	bfc_filter *copy;
+	bfc_filter *before;
+	bfc_filter *fixed;
+	bfc_filter *fixed_copy;
+	int			all = 1;
+
+	/* an index has its kind from the start: one key before the snapshot */
+	bfc_add_int64(index, -1, &err);
+	copy = bfc_copy(index, &err);
+
+	index_keys(index, 0, 49, &d);
+	check("changes: a delta of 50 keys brings the copy of a chain to the index's bytes",
+		  bfc_apply_changes(copy, d.bytes, d.len, &err) == 0 && same_bytes(copy, index) &&
+		  bfc_segments(copy) == 1);
+	index_keys(index, 50, 999, &d);
+	check("changes: one of 950 more grows it with the index to 4 segments, the same bytes",
+		  bfc_apply_changes(copy, d.bytes, d.len, &err) == 0 && same_bytes(copy, index) &&
+		  bfc_segments(copy) == 4);
+	for (int64_t key = -1; key <= 999; key++)
+		all &= bfc_contains_int64(copy, key, &err) == 1;
+	check("changes: the copy finds every key", all);
+	index_keys(index, 0, 999, &d);
+	check("changes: a delta of nothing (every key held) is accepted and changes nothing",
+		  d.nruns == 0 && d.len == 48 &&
+		  bfc_apply_changes(copy, d.bytes, d.len, &err) == 0 && same_bytes(copy, index));
+
+	/* refusals leave the copy as it was */
+	before = bfc_copy(copy, &err);
+	index_keys(index, 1000, 1100, &d);
+	bad = d;
+	bad.bytes[60] ^= 1;
+	check("changes: a damaged delta is refused as invalid, the copy unchanged",
+		  bfc_apply_changes(copy, bad.bytes, bad.len, &err) == -1 &&
+		  err.code == BFC_ERR_INVALID && strstr(err.message, "checksum") != NULL &&
+		  same_bytes(copy, before));
+	check("changes: a truncated one too",
+		  bfc_apply_changes(copy, d.bytes, d.len - 1, &err) == -1 &&
+		  err.code == BFC_ERR_INVALID && same_bytes(copy, before));
+	check("changes: no delta at all too",
+		  bfc_apply_changes(copy, NULL, 0, &err) == -1 && err.code == BFC_ERR_INVALID &&
+		  same_bytes(copy, before));
+	bad = d;
+	put_le(bad.bytes + 8, get_le(bad.bytes + 8, 8) + 1, 8);
+	hand_finish(&bad);
+	check("changes: a sound delta of another seed is a mismatch, the copy unchanged",
+		  bfc_apply_changes(copy, bad.bytes, bad.len, &err) == -1 &&
+		  err.code == BFC_ERR_MISMATCH && strstr(err.message, "snapshot") != NULL &&
+		  same_bytes(copy, before));
+	bad = d;
+	put_le(bad.bytes + 4, 3, 4);
+	put_le(bad.bytes + 48, 0, 4);	/* its one run, to segment 0 */
+	hand_finish(&bad);
+	check("changes: a delta of fewer segments than the copy's is a mismatch",
+		  bfc_apply_changes(copy, bad.bytes, bad.len, &err) == -1 &&
+		  err.code == BFC_ERR_MISMATCH && same_bytes(copy, before));
+	check("changes: the sound one is then taken",
+		  bfc_apply_changes(copy, d.bytes, d.len, &err) == 0 && same_bytes(copy, index));
+	bfc_free(before);
+
+	/* a filter of fixed size takes every key, held or not */
+	fixed = bfc_create(BFC_KIND_NUMBER, 1000, 0.01, &err);
+	bfc_add_int64(fixed, 0, &err);
+	fixed_copy = bfc_copy(fixed, &err);
+	index_keys(fixed, 0, 1999, &d);
+	check("changes: a filter of fixed size follows its index past capacity, to the same bytes",
+		  bfc_apply_changes(fixed_copy, d.bytes, d.len, &err) == 0 &&
+		  same_bytes(fixed_copy, fixed));
+	check("changes: a fixed filter's delta on a chain is a mismatch",
+		  bfc_apply_changes(copy, d.bytes, d.len, &err) == -1 && err.code == BFC_ERR_MISMATCH);
+
+	bfc_free(fixed);
+	bfc_free(fixed_copy);
+	bfc_free(copy);
+	bfc_free(index);
+}
+
 static void
 test_threads(void)
 {
@@ -542,6 +751,7 @@ main(int argc, char **argv)
 	test_forms_and_sizing();
 	test_other();
 	test_chains();
+	test_changes();
 	test_threads();
 	return failures != 0;
 }

@@ -140,7 +140,7 @@ chain_api() {
 # The library built from its sources with AddressSanitizer and UBSan: the
 # API tests, then junk keys of every kind and junk text forms.
 sanitizers() {
-	local status sources="$REPO/src/core/bloom.c $REPO/src/core/sizing.c $REPO/src/core/canonical.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
+	local status sources="$REPO/src/core/bloom.c $REPO/src/core/sizing.c $REPO/src/core/canonical.c $REPO/src/core/delta.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
 	# shellcheck disable=SC2086
 	gcc -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all -I"$REPO/src/core" -I"$REPO/client" \
 		-o "$work/api_asan" "$HERE/api_test.c" $sources -lm -pthread 2>"$work/asan.build" ||
@@ -290,9 +290,10 @@ EOF
 	fi
 }
 
-# The ```sh, ```c and ```python blocks of docs/client.md's section, in
-# order, in one directory, against a database with the README's users and
-# filters.
+# The ```sh, ```c and ```python blocks of docs/client.md's sections "Using
+# filters in your application" and "Following an index", in order, in one
+# directory, against a database with the README's users and filters and
+# the index the second section makes (its sql blocks are test/docs's).
 readme_examples() {
 	local d=$work/readme status=0
 	mkdir -p "$d"
@@ -300,17 +301,20 @@ readme_examples() {
 		sql -d readme -c "CREATE EXTENSION bloomfilter" &&
 		sql -d readme -c "CREATE TABLE users AS SELECT (i * 3)::bigint AS id, 'user' || i AS name
 				FROM generate_series(1, 100000) i;
-			CREATE TABLE filters AS SELECT 'users'::text AS name, bloom_agg(id) AS f FROM users;" ||
+			CREATE TABLE filters AS SELECT 'users'::text AS name, bloom_agg(id) AS f FROM users;
+			CREATE INDEX users_id_guard ON users USING bloomfilter (id);" ||
 		{ not_ok "README examples: the database of Getting started"; return; }
 	"$PYTHON" - "$REPO/docs/client.md" "$d" <<'EOF' >"$d/manifest" || { not_ok "README examples: extracting the blocks"; return; }
 import re, sys
 text = open(sys.argv[1], encoding="utf-8").read()
-start = text.find("\n## Using filters in your application")
-if start < 0:
-    sys.exit(1)
-end = text.find("\n## ", start + 1)
-section = text[start:end if end > 0 else len(text)]
-blocks = re.findall(r"^```(sh|c|python)\n(.*?)^```$", section, re.S | re.M)
+blocks = []
+for heading in ("Using filters in your application", "Following an index"):
+    start = text.find("\n## " + heading)
+    if start < 0:
+        sys.exit(1)
+    end = text.find("\n## ", start + 1)
+    section = text[start:end if end > 0 else len(text)]
+    blocks += re.findall(r"^```(sh|c|python)\n(.*?)^```$", section, re.S | re.M)
 for n, (lang, body) in enumerate(blocks, 1):
     name = "%s/block%02d.%s" % (sys.argv[2], n, {"sh": "sh", "c": "c", "python": "py"}[lang])
     open(name, "w").write(body)
@@ -330,7 +334,8 @@ EOF
 					>"$file.out" 2>&1 && (cd "$d" && "${file%.c}") >>"$file.out" 2>&1
 				;;
 			python)
-				(cd "$d" && PYTHONPATH="$REPO/python" "$PYTHON" "$file") >"$file.out" 2>&1
+				(cd "$d" && PYTHONPATH="$REPO/python" PGHOST=$work PGPORT=$PORT PGUSER=postgres \
+					PGDATABASE=readme "$PYTHON" "$file") >"$file.out" 2>&1
 				;;
 		esac
 		status=$?
@@ -346,8 +351,8 @@ EOF
 
 main() {
 	cleanup_on_exit cleanup
-	ensure_postgresql gcc libc6-dev libxxhash-dev make python3 ||
-		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, make and python3"; finish_timed; }
+	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-psycopg ||
+		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg"; finish_timed; }
 	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed

@@ -3,8 +3,9 @@
  * gen_corpus.c
  *	  Writes the fuzzers' seed corpus, using the core's own API, into
  *	  DIR/validate (serialised values), DIR/sizing ((capacity, fpr)
- *	  inputs of fuzz_sizing.c) and DIR/qfilter (qfilter values and
- *	  operation sequences for fuzz_qfilter.c).
+ *	  inputs of fuzz_sizing.c), DIR/qfilter (qfilter values and
+ *	  operation sequences for fuzz_qfilter.c) and DIR/delta (a mode byte
+ *	  and a delta, for fuzz_delta.c's copies of delta_copies.h).
  *
  *		gen_corpus DIR
  *
@@ -26,8 +27,10 @@
  *-------------------------------------------------------------------------
  */
 #include "bloom.h"
+#include "delta.h"
 #include "qfilter.h"
 #include "sizing.h"
+#include "delta_copies.h"
 #include "fuzz_check.h"
 
 #include <errno.h>
@@ -481,6 +484,192 @@ invalid_chains(SeedChain *chain)
 	memset(chain->value + chain->len, 0, BF_BLOCK_BYTES);
 	emit_value("bad-chain-extra-block", chain->value, chain->len + BF_BLOCK_BYTES,
 			   BF_ERR_LENGTH);
+}
+
+/* ---------------------------------------------------------------------
+ * Deltas (fuzz_delta.c): a mode byte, then a delta, against the copies
+ * of delta_copies.h.  Each seed is checked against bf_delta_check's
+ * verdict on it, after the mode's checksum rewrite.
+ * ---------------------------------------------------------------------
+ */
+
+#define MAX_DELTA_SEED_BYTES 2048
+
+static DeltaCopy delta_copy[DELTA_NCOPIES];
+static uint8_t delta_seed[1 + MAX_DELTA_SEED_BYTES + 16];
+
+static void
+emit_delta(const char *name, int mode, const uint8_t *delta, size_t len, BfStatus expected)
+{
+	const DeltaCopy *copy = &delta_copy[mode % DELTA_NCOPIES];
+	size_t		new_len;
+	BfStatus	status;
+
+	FUZZ_CHECK(len <= MAX_DELTA_SEED_BYTES + 8);
+	delta_seed[0] = (uint8_t) mode;
+	memcpy(delta_seed + 1, delta, len);
+	if ((mode & DELTA_MODE_RECHECKSUM) && len >= BF_DELTA_HEADER_SIZE)
+		bf_store_le32(delta_seed + 1 + 44, bf_delta_checksum(delta_seed + 1, len));
+	status = bf_delta_check(copy->value, copy->len, &copy->header, delta_seed + 1, len,
+							&new_len);
+	if (status != expected)
+	{
+		fprintf(stderr, "gen_corpus: %s: delta check says \"%s\", expected \"%s\"\n",
+				name, bf_status_message(status), bf_status_message(expected));
+		exit(1);
+	}
+	write_file("delta", name, delta_seed, len + 1);
+}
+
+/*
+ * A delta for a filter of header's parameters ending at nsegments: count
+ * keys from first in each of the segments listed, a run each.
+ */
+static size_t
+write_delta(uint8_t *out, const BfHeader *header, uint32_t nsegments,
+			const uint32_t *segments, int nruns, uint64_t first, uint32_t count)
+{
+	BfDeltaWriter writer;
+
+	FUZZ_CHECK(bf_delta_bytes((uint32_t) nruns, (uint64_t) nruns * count) <=
+			   MAX_DELTA_SEED_BYTES);
+	bf_delta_start(&writer, out, header, nsegments);
+	for (int r = 0; r < nruns; r++)
+		for (uint32_t i = 0; i < count; i++)
+			bf_delta_add(&writer, segments[r], delta_key_hash(first++, header->seed));
+	return bf_delta_finish(&writer);
+}
+
+static void
+valid_deltas(void)
+{
+	static uint8_t delta[MAX_DELTA_SEED_BYTES];
+	static const uint32_t last_of_3[] = {2};
+	static const uint32_t spread[] = {0, 2, 1, 2};
+	size_t		len;
+	char		name[64];
+
+	for (int i = 0; i < DELTA_NCOPIES; i++)
+	{
+		const BfHeader *h = &delta_copy[i].header;
+		uint32_t	last = h->nsegments - 1;
+
+		len = write_delta(delta, h, h->nsegments, NULL, 0, 0, 0);
+		snprintf(name, sizeof(name), "valid-delta-%s-empty", delta_copies[i].name);
+		emit_delta(name, i, delta, len, BF_OK);
+		len = write_delta(delta, h, h->nsegments, &last, 1, 1000, 10);
+		snprintf(name, sizeof(name), "valid-delta-%s-keys", delta_copies[i].name);
+		emit_delta(name, i, delta, len, BF_OK);
+		snprintf(name, sizeof(name), "valid-delta-%s-keys-rechecksum", delta_copies[i].name);
+		emit_delta(name, i | DELTA_MODE_RECHECKSUM, delta, len, BF_OK);
+	}
+
+	/* chains grown by the delta, runs to older and newer segments */
+	len = write_delta(delta, &delta_copy[1].header, 3, spread, 4, 2000, 5);
+	emit_delta("valid-delta-chain1-grow-to-3", 1, delta, len, BF_OK);
+	len = write_delta(delta, &delta_copy[1].header, 3, last_of_3, 1, 3000, 30);
+	emit_delta("valid-delta-chain1-grow-to-3-last", 1 | DELTA_MODE_RECHECKSUM, delta, len,
+			   BF_OK);
+	len = write_delta(delta, &delta_copy[3].header, 3, last_of_3, 1, 4000, 12);
+	emit_delta("valid-delta-chain16-grow-to-3", 3, delta, len, BF_OK);
+	len = write_delta(delta, &delta_copy[2].header, 5, spread, 4, 5000, 3);
+	emit_delta("valid-delta-chain3-grow-to-5", 2, delta, len, BF_OK);
+}
+
+/* A delta with its header written for other parameters (a sound checksum). */
+static void
+emit_delta_for(const char *name, int mode, const BfHeader *other, uint32_t nsegments,
+			   BfStatus expected)
+{
+	static uint8_t delta[MAX_DELTA_SEED_BYTES];
+	uint32_t	segment = 0;
+	size_t		len = write_delta(delta, other, nsegments, &segment, 1, 0, 4);
+
+	emit_delta(name, mode, delta, len, expected);
+}
+
+static void
+invalid_deltas(void)
+{
+	static uint8_t delta[MAX_DELTA_SEED_BYTES + 8];
+	static const uint32_t spread[] = {0, 2, 1, 2};
+	const BfHeader *chain = &delta_copy[1].header;
+	const BfHeader *fixed = &delta_copy[0].header;
+	BfHeader	h;
+	size_t		len = write_delta(delta, chain, 3, spread, 4, 100, 3);
+	uint8_t		saved;
+	int			fix = DELTA_MODE_RECHECKSUM;
+
+	/* damage before the checksum, or that the checksum sees */
+	emit_delta("bad-delta-truncated", 1, delta, len - 1, BF_ERR_DELTA_LENGTH);
+	emit_delta("bad-delta-header-only", 1, delta, BF_DELTA_HEADER_SIZE, BF_ERR_DELTA_LENGTH);
+	emit_delta("bad-delta-short", 1, delta, 20, BF_ERR_DELTA_LENGTH);
+	memset(delta + len, 0, 8);
+	emit_delta("bad-delta-trailing", 1 | fix, delta, len + 8, BF_ERR_DELTA_LENGTH);
+	saved = delta[60];
+	delta[60] ^= 0x40;
+	emit_delta("bad-delta-checksum-hash-flip", 1, delta, len, BF_ERR_DELTA_CHECKSUM);
+	delta[60] = saved;
+	delta[0] = 'X';
+	emit_delta("bad-delta-magic", 1, delta, len, BF_ERR_DELTA_MAGIC);
+	delta[0] = 'B';
+	delta[2] = 2;
+	emit_delta("bad-delta-version-2", 1, delta, len, BF_ERR_DELTA_VERSION);
+	delta[2] = 1;
+	bf_store_le32(delta + 40, 5);
+	emit_delta("bad-delta-nruns-more", 1 | fix, delta, len, BF_ERR_DELTA_LENGTH);
+	bf_store_le32(delta + 40, 4);
+
+	/* sound checksums (the mode rewrites them) over inconsistent fields */
+	delta[3] = 1;
+	emit_delta("bad-delta-reserved", 1 | fix, delta, len, BF_ERR_DELTA_HEADER);
+	delta[3] = 0;
+	delta[32] = BF_KIND_NONE;
+	emit_delta("bad-delta-kind-none", 1 | fix, delta, len, BF_ERR_DELTA_HEADER);
+	delta[32] = BF_KIND_NUMBER;
+	delta[33] = 1;
+	emit_delta("bad-delta-growth-1", 1 | fix, delta, len, BF_ERR_DELTA_HEADER);
+	delta[33] = 2;
+	bf_store_le32(delta + 4, BF_MAX_SEGMENTS + 1);
+	emit_delta("bad-delta-segments-33", 1 | fix, delta, len, BF_ERR_DELTA_HEADER);
+	bf_store_le32(delta + 4, 2);
+	emit_delta("bad-delta-run-segment-out-of-range", 1 | fix, delta, len, BF_ERR_DELTA_RUN);
+	bf_store_le32(delta + 4, 3);
+
+	/* sound deltas of other filters */
+	h = *chain;
+	h.seed++;
+	emit_delta_for("bad-delta-mismatch-seed", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
+	h = *chain;
+	h.capacity = 5;
+	emit_delta_for("bad-delta-mismatch-capacity", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
+	h = *chain;
+	h.fpr = 0.02;
+	emit_delta_for("bad-delta-mismatch-fpr", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
+	h = *chain;
+	h.key_kind = BF_KIND_TEXT;
+	emit_delta_for("bad-delta-mismatch-kind", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
+	h = *chain;
+	h.growth = 4;
+	emit_delta_for("bad-delta-mismatch-growth", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
+	emit_delta_for("bad-delta-mismatch-layout", 1, fixed, 1, BF_ERR_DELTA_MISMATCH);
+	h = *fixed;
+	h.version = 1;
+	emit_delta_for("bad-delta-mismatch-version", 0, &h, 1, BF_ERR_DELTA_MISMATCH);
+	emit_delta_for("bad-delta-fewer-segments", 2, &delta_copy[2].header, 2,
+				   BF_ERR_DELTA_MISMATCH);
+	emit_delta_for("bad-delta-cannot-grow", 1, chain, BF_MAX_SEGMENTS, BF_ERR_TOO_LARGE);
+}
+
+static void
+delta_seeds(void)
+{
+	for (int i = 0; i < DELTA_NCOPIES; i++)
+		delta_copy[i] = delta_copy_build(i);
+	valid_deltas();
+	invalid_deltas();
+	for (int i = 0; i < DELTA_NCOPIES; i++)
+		free(delta_copy[i].value);
 }
 
 /* fuzz_sizing.c input: capacity, fpr bits, flags (see its header). */
@@ -991,6 +1180,8 @@ main(int argc, char **argv)
 	mkdir(path, 0755);
 	snprintf(path, sizeof(path), "%s/qfilter", out_dir);
 	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/delta", out_dir);
+	mkdir(path, 0755);
 
 	valid_empty(value);
 	valid_filled(value);
@@ -999,6 +1190,7 @@ main(int argc, char **argv)
 	invalid_chains(&chain);
 	sizing_inputs();
 	qfilter_seeds();
+	delta_seeds();
 	printf("gen_corpus: wrote %d seeds into %s\n", written, out_dir);
 	return 0;
 }

@@ -1,17 +1,19 @@
 #!/bin/bash
 # test/fuzz/run.sh: coverage-guided fuzzing of bloomfilter's pure core
-# (src/core/: bloom.c, sizing.c, qfilter.c), plus the core's unit tests (test_bloom.c,
-# test_qfilter.c) under AddressSanitizer and UBSan.
+# (src/core/: bloom.c, sizing.c, qfilter.c, delta.c), plus the core's unit tests
+# (test_bloom.c, test_qfilter.c, test_delta.c) under AddressSanitizer and UBSan.
 #
 #   bash test/fuzz/run.sh [SECONDS]           fuzz for SECONDS in all (default 60)
 #   bash test/fuzz/run.sh --regenerate-corpus rewrite corpus/ from gen_corpus.c
 #
-# Owns the whole of test/fuzz/: three libFuzzer targets (fuzz_validate.c:
+# Owns the whole of test/fuzz/: four libFuzzer targets (fuzz_validate.c:
 # bytes into the validator and what the glue does after it; fuzz_sizing.c:
 # (capacity, fpr) into the sizing routine; fuzz_qfilter.c: bytes into
 # qfilter's validator and every operation on what it accepts, and
-# operation sequences on small qfilters against an exact multiset), the
-# seed generator and the committed seeds in corpus/.  Everything is built
+# operation sequences on small qfilters against an exact multiset;
+# fuzz_delta.c: bytes as an index's delta against copies of its filter,
+# checked and applied), the seed generator and the committed seeds in
+# corpus/.  Everything is built
 # and fuzzed in a temp dir: the repository is only read, so CI never
 # changes the committed corpus.
 #
@@ -25,7 +27,7 @@ repo=$(cd "$here/../.." && pwd)
 core="$repo/src/core"
 . "$here/../lib.sh"
 corpus="$here/corpus"
-targets=(validate sizing qfilter)
+targets=(validate sizing qfilter delta)
 
 # -O1 keeps the sanitizers fast without optimising checks away; -g names
 # lines in reports.  No -Werror: a new compiler warning is not a finding.
@@ -39,6 +41,10 @@ validate_max_len=$((56 + 128 * 64))
 # Longest input fuzz_qfilter tries: a mode byte and a value of a few dozen
 # blocks (the largest seed is 2.5 KB), or a few hundred operations.
 qfilter_max_len=12000
+
+# Longest input fuzz_delta tries: a mode byte and a delta of a few hundred
+# hashes (the largest seed is under 1 KB).
+delta_max_len=4096
 
 work=""
 
@@ -95,15 +101,16 @@ compile_with() {
 	local sizing=$1 output=$2 log=$3
 	shift 3
 	clang "${cflags[@]}" "$@" -o "$output" "$core/bloom.c" "$sizing" "$core/hashbuf.c" \
-		"$core/qfilter.c" -lm >"$log" 2>&1
+		"$core/qfilter.c" "$core/delta.c" -lm >"$log" 2>&1
 }
 
 # fuzz_validate links sizing.c built apart, at -O2 and without the
 # sanitizers or coverage.  Validating a chain sizes the rate of each of its
 # segments, and a mutated header brings rates never sized before: under the
 # sanitizers one such sizing takes hundreds of times an input's other work,
-# and left fuzz_validate almost no time for anything else.  fuzz_sizing
-# fuzzes sizing.c itself under both sanitizers.
+# and left fuzz_validate almost no time for anything else.  fuzz_delta
+# links it too, for the same reason: a delta that grows a chain sizes each
+# new segment.  fuzz_sizing fuzzes sizing.c itself under both sanitizers.
 build_plain_sizing() {
 	clang -g -O2 -I"$core" -c -o "$work/sizing_plain.o" "$core/sizing.c" \
 		>"$work/sizing_plain.build.log" 2>&1
@@ -139,7 +146,7 @@ check_corpus() {
 
 build_target() {
 	local target=$1 sizing=$core/sizing.c
-	if [ "$target" = validate ]; then
+	if [ "$target" = validate ] || [ "$target" = delta ]; then
 		if ! build_plain_sizing; then
 			show_log "$work/sizing_plain.build.log" 30
 			not_ok "sizing.c builds for fuzz_$target"
@@ -204,6 +211,7 @@ fuzz_target() {
 	case $target in
 		validate) max_len=$validate_max_len ;;
 		qfilter) max_len=$qfilter_max_len ;;
+		delta) max_len=$delta_max_len ;;
 		*) max_len=17 ;;
 	esac
 
@@ -231,8 +239,8 @@ fuzz_target() {
 	fi
 }
 
-# Line, function and branch coverage of bloom.c and sizing.c, and of
-# qfilter.c, by the working corpora after fuzzing.  Informational, not a
+# Line, function and branch coverage of bloom.c and sizing.c, of qfilter.c
+# and of delta.c, by the working corpora after fuzzing.  Informational, not a
 # check: it is the number to watch when the harnesses, the seeds or the core
 # change.
 report_coverage() {
@@ -259,6 +267,10 @@ report_coverage() {
 		"$core/qfilter.c" >"$work/cov_qfilter.txt" 2>&1 || return
 	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov_qfilter.txt")
 	note "qfilter.c covered by the corpora: ${totals:-unknown}"
+	llvm-cov report "$work/cov_${targets[0]}" "${objects[@]}" -instr-profile="$work/cov.profdata" \
+		"$core/delta.c" >"$work/cov_delta.txt" 2>&1 || return
+	totals=$(awk '/^TOTAL/ { print "lines " $10 ", functions " $7 ", branches " $13 }' "$work/cov_delta.txt")
+	note "delta.c covered by the corpora: ${totals:-unknown}"
 }
 
 # unit_test NAME WHAT PREFIX: test/unit/NAME.c, a unit test of the core,
@@ -297,6 +309,7 @@ unit_test() {
 unit_tests() {
 	unit_test test_bloom "unit tests" unit
 	unit_test test_qfilter "qfilter unit tests" "unit qfilter"
+	unit_test test_delta "delta unit tests" "unit delta"
 }
 
 # Rewrites corpus/ from the generator: after an intended format change only.
@@ -306,7 +319,7 @@ regenerate_corpus() {
 		not_ok "seed generator builds"
 		finish
 	fi
-	rm -rf "$corpus/validate" "$corpus/sizing" "$corpus/qfilter"
+	rm -rf "$corpus/validate" "$corpus/sizing" "$corpus/qfilter" "$corpus/delta"
 	if "$work/gen_corpus" "$corpus"; then
 		ok "corpus regenerated in $corpus"
 	else
@@ -332,7 +345,8 @@ main() {
 	# second and saturates coverage in seconds; fuzz_sizing runs ~20 (each
 	# new fpr is a full sizing), so more of its time means more distinct
 	# rates checked; fuzz_qfilter runs ~10^2 (an operation sequence checks
-	# the whole filter after every step).
+	# the whole filter after every step); fuzz_delta's small deltas run by
+	# the thousand.
 	per_target=$(((budget + ${#targets[@]} - 1) / ${#targets[@]}))
 
 	started=$(date +%s)
