@@ -108,13 +108,15 @@ function callWrapped(ptr, key, ops) {
   }
 }
 
-/** Calls fn(pointer) with data copied into the module's memory. */
+function asBytes(data) {
+  if (data instanceof Uint8Array) return data;
+  if (data instanceof ArrayBuffer) return new Uint8Array(data);
+  throw new ParameterError(`expected a Buffer, Uint8Array or ArrayBuffer, not ${typeName(data)}`);
+}
+
+/** Calls fn(pointer, length) with data copied into the module's memory. */
 function withBytes(data, fn) {
-  const bytes = data instanceof Uint8Array ? data
-    : data instanceof ArrayBuffer ? new Uint8Array(data) : null;
-  if (bytes === null) {
-    throw new ParameterError(`expected a Buffer, Uint8Array or ArrayBuffer, not ${typeName(data)}`);
-  }
+  const bytes = asBytes(data);
   if (bytes.length <= SCRATCH_LIMIT) return fn(wasm.scratchBytes(bytes), bytes.length);
   const at = wasm.malloc(bytes.length);
   try {
@@ -170,7 +172,7 @@ function batchType(keys) {
 
 /**
  * Runs a batch of keys of one type through the library, BATCH at a time:
- * probes into answers (booleans), or adds when answers is null.
+ * probes into answers (see collect), or adds when answers is null.
  */
 function runBatch(ptr, type, keys, answers) {
   const n = keys.length;
@@ -223,9 +225,12 @@ function runBatch(ptr, type, keys, answers) {
   }
 }
 
+/** Answers from the module's memory: bytes into a Uint8Array, booleans
+ * into an array. */
 function collect(answers, start, at, m) {
   const u8 = wasm.views.u8;
-  for (let i = 0; i < m; i++) answers[start + i] = u8[at + i] === 1;
+  if (answers instanceof Uint8Array) answers.set(u8.subarray(at, at + m), start);
+  else for (let i = 0; i < m; i++) answers[start + i] = u8[at + i] === 1;
 }
 
 /** Strings (text) or byte arrays (bytea) packed one after another, key i
@@ -293,7 +298,17 @@ class Filter {
    * options.v1Utf8: a version 1 filter's database had the UTF8 encoding
    * (its non-ASCII text keys are refused otherwise). */
   static fromBytes(data, options) {
-    return Filter.#wrap(withBytes(data, (at, len) => checkPointer(x.bfc_from_bytes(at, len, ERR))), options);
+    const bytes = asBytes(data);
+    // copied once into memory the filter then owns (bfc_adopt_bytes): a
+    // large filter takes its size in the module's memory once, not twice
+    const at = wasm.malloc(Math.max(bytes.length, 1));
+    wasm.views.u8.set(bytes, at);
+    const ptr = x.bfc_adopt_bytes(at, bytes.length, ERR) >>> 0;
+    if (ptr === 0) {
+      x.free(at);
+      throw wasm.lastError();
+    }
+    return Filter.#wrap(ptr, options);
   }
 
   /** The text form (`bloom:` and base64, as `SELECT f` returns it),
@@ -375,15 +390,27 @@ class Filter {
     return this;
   }
 
-  /** keys.map((k) => this.contains(k)), in one call into the library per
+  /**
+   * keys.map((k) => this.contains(k)), in one call into the library per
    * 65,536 keys when they are all numbers, bigints, strings, byte arrays
-   * or uuid() keys (or a Float64Array or BigInt64Array). */
-  containsMany(keys) {
+   * or uuid() keys (or a Float64Array or BigInt64Array).
+   *
+   * `out`, optional: where the answers go instead of a new array, an array
+   * (booleans) or a Uint8Array (1 and 0) of at least keys' length; it is
+   * returned.  For large batches probed again and again: a new array of a
+   * million answers costs more than probing them.
+   */
+  containsMany(keys, out) {
     const ptr = this.#handle();
     const list = Array.isArray(keys) || ArrayBuffer.isView(keys) ? keys : Array.from(keys);
-    const answers = new Array(list.length);
+    let answers = out;
+    if (answers === undefined) answers = new Array(list.length);
+    else if (!(Array.isArray(answers) || answers instanceof Uint8Array) || answers.length < list.length) {
+      throw new ParameterError(`containsMany's out must be an array or a Uint8Array of at least ${list.length} elements`);
+    }
     const type = batchType(list);
     if (type !== null) runBatch(ptr, type, list, answers);
+    else if (answers instanceof Uint8Array) for (let i = 0; i < list.length; i++) answers[i] = callKey(ptr, list[i], PROBE);
     else for (let i = 0; i < list.length; i++) answers[i] = callKey(ptr, list[i], PROBE) === 1;
     return answers;
   }

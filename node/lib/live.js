@@ -318,15 +318,18 @@ class LiveFilter {
     return this._side !== null && this._side.contains(key);
   }
 
-  /** keys.map((k) => this.contains(k)), in batches (see
-   * Filter.containsMany). */
-  containsMany(keys) {
+  /** keys.map((k) => this.contains(k)), in batches; `out` as
+   * Filter.containsMany takes it. */
+  containsMany(keys, out) {
     const list = Array.isArray(keys) || ArrayBuffer.isView(keys) ? keys : Array.from(keys);
-    if (this._guardOff()) return new Array(list.length).fill(true);
-    const found = this._filter.containsMany(list);
+    if (this._guardOff()) {
+      const answers = out === undefined ? new Array(list.length) : out;
+      return answers.fill(answers instanceof Uint8Array ? 1 : true, 0, list.length);
+    }
+    const found = this._filter.containsMany(list, out);
     if (this._side !== null) {
-      const side = this._side.containsMany(list);
-      for (let i = 0; i < found.length; i++) found[i] = found[i] || side[i];
+      const side = this._side.containsMany(list, found instanceof Uint8Array ? new Uint8Array(list.length) : undefined);
+      for (let i = 0; i < list.length; i++) if (side[i]) found[i] = side[i];
     }
     return found;
   }
