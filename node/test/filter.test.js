@@ -144,6 +144,15 @@ test('containsMany and addMany equal the single calls, for every batch type', ()
   const h = Filter.empty('number', n, 0.01);
   h.addMany(BigInt64Array.from(numbers.map(BigInt)));
   assert.ok(h.equals(f), 'addMany of a BigInt64Array');
+  const out = new Uint8Array(n + 5).fill(7);
+  assert.equal(f.containsMany(probes, out), out, 'out is returned');
+  assert.deepEqual(Array.from(out.subarray(0, n), (b) => b === 1), one);
+  assert.deepEqual(Array.from(out.subarray(n)), [7, 7, 7, 7, 7], 'past the keys, out is left');
+  const reused = new Array(n);
+  assert.deepEqual(f.containsMany(probes, reused), one);
+  assert.deepEqual(Array.from(f.containsMany(['a', 'b'].map(() => 3), new Uint8Array(2))), [1, 1]);
+  assert.throws(() => f.containsMany(probes, new Uint8Array(3)), bf.ParameterError);
+  assert.throws(() => f.containsMany(probes, {}), bf.ParameterError);
   // a batch with a fraction in it goes key by key: the kind error
   assert.throws(() => f.containsMany([...probes.slice(0, 5000), 0.5]), bf.KindError);
 

@@ -80,6 +80,7 @@ test('the guard is off until a sync, and after maxStaleness without one', async 
   assert.ok(live.staleness > 0.2);
   assert.equal(live.contains(99), true, 'stale: maybe');
   assert.deepEqual(live.containsMany([1, 99]), [true, true]);
+  assert.deepEqual(Array.from(live.containsMany([1, 99], new Uint8Array(3))), [1, 1, 0]);
   await live.sync();
   assert.equal(live.contains(99), false, 'fresh again');
   await live.close();
@@ -140,6 +141,7 @@ test('write-through: an added key is found until a sync that started after it co
   assert.equal(live.contains(77), true);
   assert.equal(live._written.length, 0);
   assert.throws(() => live.add('text'), bf.KindError);
+  assert.deepEqual(Array.from(live.containsMany([1, 42, 43, 77], new Uint8Array(4))), [1, 0, 0, 1]);
   for (let i = 0; i < 3000; i++) live.add(100000 + i);
   assert.ok(live.containsMany(Array.from({ length: 3000 }, (_, i) => 100000 + i)).every(Boolean));
   await live.close();
