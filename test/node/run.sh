@@ -202,10 +202,13 @@ live() {
 }
 
 # 5. The ```js blocks of docs/client.md's "From Node.js" section, in order,
-# in one directory, against a database with the README's tables.
+# as ES modules in one directory, against a database with the README's
+# tables and index.
 doc_examples() {
 	local d=$work/examples n=0 block
 	mkdir -p "$d"
+	# ES modules find packages in a node_modules beside them (not NODE_PATH)
+	ln -s "$work/project/node_modules" "$d/node_modules"
 	sql -c "CREATE DATABASE readme" && sql -d readme -c "CREATE EXTENSION bloomfilter" &&
 		sql -d readme -c "CREATE TABLE users AS SELECT (i * 3)::bigint AS id, 'user' || i AS name
 				FROM generate_series(1, 100000) i;
@@ -214,11 +217,11 @@ doc_examples() {
 		{ not_ok "docs/client.md examples: the database of Getting started"; return; }
 	awk -v dir="$d" '
 		/^## / { inside = ($0 ~ /^## From Node\.js/) }
-		inside && /^```js$/ { n++; out = sprintf("%s/block%02d.js", dir, n); block = 1; next }
+		inside && /^```js$/ { n++; out = sprintf("%s/block%02d.mjs", dir, n); block = 1; next }
 		block && /^```$/ { block = 0; close(out); next }
 		block { print > out }
 	' "$REPO/docs/client.md"
-	for block in "$d"/block*.js; do
+	for block in "$d"/block*.mjs; do
 		[ -f "$block" ] || continue
 		n=$((n + 1))
 		if (cd "$d" && PGHOST=$work PGPORT=$PORT PGUSER=postgres PGDATABASE=readme \
