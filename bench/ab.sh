@@ -27,6 +27,7 @@ set -u
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
 # Its arguments are run.sh's: N, which its defaults derive from.
 # shellcheck source=bench/run.sh
+BENCH_ARGS="$*"
 source "$BENCH_DIR/run.sh" "${2:-3000000}"
 
 REV=${1:-}

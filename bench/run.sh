@@ -530,7 +530,7 @@ print_machine() {
 	echo "filters: small $(keys_label $SMALL_KEYS) keys, large $(keys_label "$LARGE_KEYS") keys$(
 		[ "$LARGE_KEYS" -lt 3000000 ] && echo " (scaled down from the contract's 3M, which gives the 3.6 MB filter: the default is min(3000000, N))")"
 	# The settings that were overridden belong to the command that reproduces the run.
-	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU)=' | sort | tr '\n' ' ')bash bench/run.sh $N"
+	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU)=' | sort | tr '\n' ' ')bash bench/$(basename "$0") ${BENCH_ARGS:-$N}"
 }
 
 main() {

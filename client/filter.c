@@ -580,22 +580,22 @@ bfc_get_info(const bfc_filter *filter, bfc_info *info)
 	info->fill_ratio = e.fill;
 	info->estimated_distinct = e.distinct;
 	info->estimated_fpr = e.fpr;
-	info->key_kind = bfc_kind_name((bfc_kind) h->key_kind);
+	info->key_kind = bfc_kind_name((bfc_kind) h->identity.kind);
 	info->seed = (int64_t) h->seed;
-	if (h->env_encoding != 0)
+	if (h->identity.env_encoding != 0)
 	{
-		unsigned	id = h->env_encoding - 1u;
+		unsigned	id = h->identity.env_encoding - 1u;
 
 		snprintf(info->key_environment, sizeof(info->key_environment), "encoding %s",
 				 id < sizeof(encoding_names) / sizeof(encoding_names[0])
 				 ? encoding_names[id] : "");
 	}
-	if (h->env_locale != 0)
+	if (h->identity.env_locale != 0)
 	{
 		size_t		used = strlen(info->key_environment);
 
 		snprintf(info->key_environment + used, sizeof(info->key_environment) - used,
-				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->env_locale);
+				 "%slocale fingerprint %08X", used > 0 ? ", " : "", h->identity.env_locale);
 	}
 	info->over_capacity = e.over_capacity;
 }
@@ -615,8 +615,8 @@ bfc_growth(const bfc_filter *filter)
 bfc_kind
 bfc_filter_kind(const bfc_filter *filter)
 {
-	if (filter->header.key_kind != BF_KIND_NONE)
-		return (bfc_kind) filter->header.key_kind;
+	if (filter->header.identity.kind != BF_KIND_NONE)
+		return (bfc_kind) filter->header.identity.kind;
 	return filter->intended;
 }
 
@@ -634,13 +634,13 @@ describe(char *out, size_t room, const BfHeader *h)
 				 "seed %llu, key kind %s)",
 				 h->version, (unsigned long long) h->capacity, h->fpr, h->growth,
 				 h->nsegments, (unsigned long long) h->seed,
-				 bfc_kind_name((bfc_kind) h->key_kind));
+				 bfc_kind_name((bfc_kind) h->identity.kind));
 	else
 		snprintf(out, room, "(version %d, capacity %llu, fpr %g, bits %llu, k %d, seed %llu, "
 				 "key kind %s)",
 				 h->version, (unsigned long long) h->capacity, h->fpr,
 				 (unsigned long long) h->nblocks * BF_BLOCK_BITS, h->k,
-				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->key_kind));
+				 (unsigned long long) h->seed, bfc_kind_name((bfc_kind) h->identity.kind));
 }
 
 int
@@ -652,8 +652,8 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
 	BfStatus	status;
 
 	if (!bf_compatible(d, s) ||
-		(d->key_kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
-		 s->key_kind != BF_KIND_NONE && s->key_kind != dst->intended))
+		(d->identity.kind == BF_KIND_NONE && dst->intended != BFC_KIND_NONE &&
+		 s->identity.kind != BF_KIND_NONE && s->identity.kind != dst->intended))
 	{
 		char		first[160];
 		char		second[160];
@@ -744,7 +744,7 @@ bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *
 static bool
 check_kind(const bfc_filter *filter, bfc_kind kind, bfc_error *err)
 {
-	bfc_kind	held = (bfc_kind) filter->header.key_kind;
+	bfc_kind	held = (bfc_kind) filter->header.identity.kind;
 
 	if (held == BFC_KIND_OTHER)
 	{
@@ -891,7 +891,7 @@ hash_key_text(const bfc_filter *filter, bfc_kind kind, const char *key, size_t l
 static int
 test_hash(const bfc_filter *filter, uint64_t hash)
 {
-	if (filter->header.key_kind == BF_KIND_NONE)
+	if (filter->header.identity.kind == BF_KIND_NONE)
 		return 0;
 	return bf_filter_test(filter->value, &filter->header, hash) ? 1 : 0;
 }
@@ -913,10 +913,7 @@ add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 
 	if (n == 0)
 		return 0;
-	h->key_kind = (uint8_t) kind;
-	h->key_tag = 0;
-	h->env_encoding = 0;
-	h->env_locale = 0;
+	h->identity = (BfKeyIdentity) {.kind = (uint8_t) kind};
 	/* a chain's add asks, once full, whether it can grow: that sizes */
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
@@ -965,7 +962,7 @@ bfc_contains_str(const bfc_filter *filter, const char *key, size_t len, bfc_erro
 {
 	bfc_kind	kind = kind_for_text_key(filter);
 
-	if (filter->header.key_kind == BF_KIND_OTHER)
+	if (filter->header.identity.kind == BF_KIND_OTHER)
 		return check_kind(filter, BFC_KIND_OTHER, err) ? 0 : -1;
 	if (kind == BFC_KIND_NONE)
 		return 0;				/* nothing added, nothing to read the key as */
@@ -1118,7 +1115,7 @@ prefetch(const bfc_filter *filter, uint64_t hash)
 static void
 test_hashes(const bfc_filter *filter, const uint64_t *hashes, size_t n, uint8_t *out)
 {
-	if (filter->header.key_kind == BF_KIND_NONE)
+	if (filter->header.identity.kind == BF_KIND_NONE)
 	{
 		memset(out, 0, n);
 		return;

@@ -56,7 +56,7 @@ if [ -n "$quick" ]; then
 	SUITES=${SUITES-docs property stats upgrade}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress dump client live package}
+	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress sync dump client live package}
 	REGRESS_LARGE=large
 fi
 

@@ -177,10 +177,7 @@ typedef struct BloomAggState
 	double		fpr;
 	int64		chain_capacity; /* growing form: its first segment's capacity */
 	int32		growth;			/* growing form: its growth; 0 otherwise */
-	uint8		key_kind;		/* of the values seen; BF_KIND_NONE before */
-	uint32		key_tag;		/* and the rest of what a filter records of */
-	uint8		env_encoding;	/* their kind (KeyKindIntoHeader) */
-	uint32		env_locale;
+	BfKeyIdentity identity;		/* of the values seen; BF_KIND_NONE before */
 	uint64		rows;			/* non-NULL values added */
 
 	/*
@@ -246,16 +243,6 @@ static inline bool
 AtMostThreeQuarters(Size part, Size whole)
 {
 	return part <= whole * 3 / 4;
-}
-
-/* Writes the kind of the state's values into a filter's header. */
-static void
-KindIntoHeader(const BloomAggState *state, BfHeader *header)
-{
-	header->key_kind = state->key_kind;
-	header->key_tag = state->key_tag;
-	header->env_encoding = state->env_encoding;
-	header->env_locale = state->env_locale;
 }
 
 /* ---------------------------------------------------------------------
@@ -513,7 +500,7 @@ MaterializeFilter(BloomAggState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->aggcontext);
 
 	SizeFilter(state->capacity, state->fpr, &header);
-	KindIntoHeader(state, &header); /* a filter with bits needs its kind */
+	header.identity = state->identity;	/* a filter with bits needs its kind */
 	state->filter = BloomAlloc(&header);
 	MemoryContextSwitchTo(old);
 
@@ -626,25 +613,18 @@ AppendHash(FunctionCallInfo fcinfo, BloomAggState *state, uint64 hash)
  */
 
 /*
- * Records the kind of the values; one aggregate call sees a single column,
- * so a mismatch can only come from a combine of foreign states.
+ * Records the identity of the values; one aggregate call sees a single
+ * column, so a mismatch can only come from a combine of foreign states.
  */
 static void
-NoteKeyKind(BloomAggState *state, uint8 kind, uint32 tag, uint8 env_encoding,
-			uint32 env_locale)
+NoteKeyIdentity(BloomAggState *state, const BfKeyIdentity *identity)
 {
-	if (kind == BF_KIND_NONE)
-		return;
-	if (state->key_kind != BF_KIND_NONE &&
-		(state->key_kind != kind || state->key_tag != tag ||
-		 state->env_encoding != env_encoding || state->env_locale != env_locale))
+	if (!bf_key_identity_compatible(&state->identity, identity))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot combine bloom_agg states built from values of different kinds")));
-	state->key_kind = kind;
-	state->key_tag = tag;
-	state->env_encoding = env_encoding;
-	state->env_locale = env_locale;
+	if (identity->kind != BF_KIND_NONE)
+		state->identity = *identity;
 }
 
 static BloomAggState *
@@ -702,8 +682,7 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 
 	ReserveHashes(state, ExpectedRows(fcinfo));
 	state->key = ColumnKeyType(fcinfo);
-	NoteKeyKind(state, state->key->kind, state->key->tag,
-				state->key->env_encoding, state->key->env_locale);
+	NoteKeyIdentity(state, &state->key->identity);
 	return state;
 }
 
@@ -1122,7 +1101,7 @@ FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k, chunk, n);
 	}
 	pfree(chunk);
-	KindIntoHeader(state, &header);
+	header.identity = state->identity;
 	BloomWriteHeader(bloom, &header);
 	return bloom;
 }
@@ -1200,7 +1179,7 @@ FinalChain(FunctionCallInfo fcinfo, BloomAggState *state)
 		state->distinct = true;
 		pfree(scratch);
 	}
-	KindIntoHeader(state, &header);
+	header.identity = state->identity;
 	BloomWriteHeader(chain, &header);
 	return chain;
 }
@@ -1252,7 +1231,7 @@ AggFinal(FunctionCallInfo fcinfo)
 	InsertHashes(bloom, &header, state->hashes, state->nhashes);
 	for (int r = 0; r < state->nruns; r++)
 		InsertHashes(bloom, &header, state->runs[r], state->run_lengths[r]);
-	KindIntoHeader(state, &header);
+	header.identity = state->identity;
 	BloomWriteHeader(bloom, &header);
 	WarnIfOverfilled(bloom, &header);	/* only the fixed form can be */
 	PG_RETURN_BLOOM_P(bloom);
@@ -1308,8 +1287,7 @@ bloom_agg_combine(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("bloom_agg capacity, false-positive rate and growth must be the same for every row")));
 
-	NoteKeyKind(into, from->key_kind, from->key_tag, from->env_encoding,
-				from->env_locale);
+	NoteKeyIdentity(into, &from->identity);
 	into->rows = bf_count_add(into->rows, from->rows);
 	if (from->filter != NULL)
 	{
@@ -1437,10 +1415,10 @@ SendStateFields(StringInfo buf, const BloomAggState *state, uint64 nhashes)
 	pq_sendfloat8(buf, state->fpr);
 	pq_sendint64(buf, state->chain_capacity);
 	pq_sendint32(buf, state->growth);
-	pq_sendbyte(buf, state->key_kind);
-	pq_sendint32(buf, state->key_tag);
-	pq_sendbyte(buf, state->env_encoding);
-	pq_sendint32(buf, state->env_locale);
+	pq_sendbyte(buf, state->identity.kind);
+	pq_sendint32(buf, state->identity.tag);
+	pq_sendbyte(buf, state->identity.env_encoding);
+	pq_sendint32(buf, state->identity.env_locale);
 	pq_sendint64(buf, (int64) state->rows);
 	pq_sendint64(buf, (int64) nhashes);
 	/* Padding by hand: appending a char writes a NUL after it, on a hash. */
@@ -1608,11 +1586,11 @@ bloom_agg_deserialize(PG_FUNCTION_ARGS)
 		state->growth = growth;
 		state->from_message = true;
 	}
-	state->key_kind = pq_getmsgbyte(&buf);
-	state->key_tag = pq_getmsgint(&buf, 4);
-	state->env_encoding = pq_getmsgbyte(&buf);
-	state->env_locale = pq_getmsgint(&buf, 4);
-	CheckSerialisedState(state->key_kind <= BF_KIND_LAST);
+	state->identity.kind = pq_getmsgbyte(&buf);
+	state->identity.tag = pq_getmsgint(&buf, 4);
+	state->identity.env_encoding = pq_getmsgbyte(&buf);
+	state->identity.env_locale = pq_getmsgint(&buf, 4);
+	CheckSerialisedState(state->identity.kind <= BF_KIND_LAST);
 	state->rows = (uint64) pq_getmsgint64(&buf);
 	nhashes = pq_getmsgint64(&buf);
 	/* the padding up to the hashes (bloom_agg_serialize) */

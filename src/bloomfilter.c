@@ -313,7 +313,7 @@ bloom_add(PG_FUNCTION_ARGS)
 	key = CallSiteKeyOfArg(fcinfo, 1);
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(*bloom, &header);
-	CheckKeyKind(&header, key);
+	BloomCheckKey(&header, key);
 	BloomAddValue(bloom, &header, key, PG_GETARG_DATUM(1));
 	WarnIfOverfilled(*bloom, &header);
 	PG_RETURN_DATUM(result);
@@ -351,7 +351,7 @@ AddPendingHashes(Bloom **bloom, BfHeader *header, const KeyType *key,
 {
 	if (n == 0)
 		return;
-	KeyKindIntoHeader(header, key);
+	BloomKeyIntoHeader(header, key);
 	BloomAddHashes(bloom, header, hashes, n);
 }
 
@@ -384,7 +384,7 @@ bloom_add_all(PG_FUNCTION_ARGS)
 	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
 	bloom = BloomArgForUpdate(fcinfo, 0, &result);
 	BloomReadHeader(*bloom, &header);
-	CheckKeyKind(&header, key);
+	BloomCheckKey(&header, key);
 
 	/* Hashes go in batches, so the core can prefetch their blocks. */
 	iterator = array_create_iterator(array, 0, NULL);
@@ -477,6 +477,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	Datum		values[18];
 	bool		nulls[18] = {0};
 	BfEstimate	e;
+	char	   *environment;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "return type must be a row type");
@@ -495,10 +496,11 @@ bloom_info(PG_FUNCTION_ARGS)
 	values[9] = Float8GetDatum(e.fill);
 	values[10] = Float8GetDatum(e.distinct);
 	values[11] = Float8GetDatum(e.fpr);
-	values[12] = CStringGetTextDatum(KeyKindName(h.key_kind));
+	values[12] = CStringGetTextDatum(KeyKindName(h.identity.kind));
 	values[13] = Int64GetDatum((int64) h.seed);
-	if (h.env_encoding != 0 || h.env_locale != 0)
-		values[14] = CStringGetTextDatum(KeyEnvironmentName(&h));
+	environment = KeyEnvironmentName(&h.identity);
+	if (environment != NULL)
+		values[14] = CStringGetTextDatum(environment);
 	else
 		nulls[14] = true;
 	values[15] = BoolGetDatum(e.over_capacity);

@@ -9,7 +9,8 @@
  * The index is a bloom value cut into pages: page 0 is the metapage (the
  * value's header, as bloom.h writes it, and where each segment's pages
  * start), and each segment's 64-byte blocks fill the pages after it,
- * BLOCKS_PER_PAGE to a page.  By default the value is a chain (the option
+ * BLOCKS_PER_PAGE to a page; the change log's ring of pages follows the
+ * build's segments (BloomIndexLog), and segments added later follow it.  By default the value is a chain (the option
  * growth, 2): when its last segment has taken its capacity, an insert
  * appends a segment growth times larger at half the rate (GrowIfFull), so
  * the index keeps its target rate however much the table grows.  With
@@ -20,7 +21,8 @@
  * insert locks and logs one page, and writers of other pages never wait on
  * it (it also reads its block of each older segment, as a key the chain
  * holds already takes no room); its WAL record is that block and the
- * page's insert counter (LogInsert).  Probes test every segment.  The snapshot (bloom_index_filter)
+ * page's insert counter, and the key's entry in the change log (LogInsert).
+ * Probes test every segment.  The snapshot (bloom_index_filter)
  * lays the segments out as the value they are: the same bits, so the same
  * answers.
  *
@@ -30,9 +32,11 @@
  * One file per phase: bloomindex.c (the handler, options, cost estimate),
  * bloomindexutils.c (pages, the metapage, keys, the filter the options ask
  * for), bloomindexbuild.c, bloomindexinsert.c (its WAL record, growth),
- * bloomindexvacuum.c; for the SQL functions, bloomindexopen.c (who may read
- * an index, which indexes answer), bloomindexcopy.c (copies tied to a view
- * of the data) and bloomindexfuncs.c (the entry points).
+ * bloomindexvacuum.c, bloomindexlog.c (the change log); for the SQL
+ * functions, bloomindexopen.c (who may read an index, which indexes
+ * answer), bloomindexcopy.c (copies tied to a view of the data),
+ * bloomindexfuncs.c (the entry points) and bloomindexsync.c (copies that
+ * follow the index).
  *
  *-------------------------------------------------------------------------
  */
@@ -313,14 +317,14 @@ extern BF_HIDDEN XLogRecPtr CurrentPosition(void);
 
 /*
  * The build copies of the index are of (invalid where there is no log), and
- * the entries a copy of build at since lacks, into hashes and segments
- * (palloc'd, *count of them); false if the log cannot tell (a copy must be
- * made anew).
+ * the entries that bring a copy of build from since to upto (a position
+ * taken before), into hashes and segments (palloc'd, *count of them);
+ * false if the log cannot tell (a copy must be made anew).
  */
 extern BF_HIDDEN XLogRecPtr IndexBuild(Relation index);
-extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build,
-								   uint64 **hashes, uint32 **segments, uint64 *count,
-								   uint32 *nsegments);
+extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto,
+								   XLogRecPtr build, uint64 **hashes, uint32 **segments,
+								   uint64 *count, uint32 *nsegments);
 
 /* bloomindexbuild.c */
 

@@ -87,7 +87,8 @@ PlanArgConversion(ProbeSite *site, FunctionCallInfo fcinfo, Relation index)
 	IndexKeyType(index, &site->column, mcxt);
 	coltype = site->column.basetype;
 	site->conversion = ARG_AS_IS;
-	if (site->arg.kind == site->column.kind && site->arg.tag == site->column.tag)
+	if (site->arg.identity.kind == site->column.identity.kind &&
+		site->arg.identity.tag == site->column.identity.tag)
 		return;
 	switch (find_coercion_pathway(coltype, argtype, COERCION_IMPLICIT, &funcid))
 	{
@@ -252,8 +253,8 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 static void
 CheckKeyTypeUnchanged(Oid indexoid, const BfHeader *header, const KeyType *column)
 {
-	if (header->key_kind == BF_KIND_OTHER && column->kind == BF_KIND_OTHER &&
-		header->key_tag != column->tag)
+	if (header->identity.kind == BF_KIND_OTHER && column->identity.kind == BF_KIND_OTHER &&
+		header->identity.tag != column->identity.tag)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
@@ -275,14 +276,14 @@ IndexMayHold(Oid indexoid, uint64 view, const KeyType *column, const KeyType *ke
 	if (copy != NULL && copy->bloom != NULL)
 	{
 		CheckKeyTypeUnchanged(indexoid, &copy->header, column);
-		CheckKeyKind(&copy->header, key);
+		BloomCheckKey(&copy->header, key);
 		hash = KeyHash(key, value, copy->header.seed, copy->header.version);
 		return bf_filter_test(BloomData(copy->bloom), &copy->header, hash);
 	}
 	index = OpenCheckedIndex(indexoid);
 	ReadMeta(index, &layout);
 	CheckKeyTypeUnchanged(indexoid, &layout.header, column);
-	CheckKeyKind(&layout.header, key);
+	BloomCheckKey(&layout.header, key);
 	hash = KeyHash(key, value, layout.header.seed, layout.header.version);
 	CopyIfWorthIt(copy, index, &layout);
 	present = SegmentsHold(index, &layout, layout.header.nsegments, hash);

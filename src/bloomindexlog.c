@@ -215,9 +215,10 @@ ReportCorruptLog(Relation index, BlockNumber page)
 					RelationGetRelationName(index), page)));
 }
 
-/* The entries of one log page whose records ended after since. */
+/* The entries of one log page whose records ended after since, by upto. */
 static void
-PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, Changes *changes)
+PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, XLogRecPtr upto,
+				 Changes *changes)
 {
 	Buffer		buffer = ReadBuffer(index, pageno);
 	Page		page;
@@ -240,7 +241,7 @@ PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, Changes *
 
 			if (entries[i].segment >= BF_MAX_SEGMENTS)
 				ReportCorruptLog(index, pageno);
-			if (end > since)
+			if (end > since && end <= upto)
 				AddChange(changes, entries[i].segment, entries[i].hash);
 		}
 	}
@@ -248,12 +249,15 @@ PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, Changes *
 }
 
 /*
- * The entries a copy consistent with since lacks, of every insert whose
- * record began before the caller took its position (which must come
- * first): those on the log's pages whose records ended after since.  The
- * pages are read one at a time, no lock held across them: an entry added
- * meanwhile began after the caller's position, and one cleared meanwhile
- * moved the horizon, read last.  False if the log cannot tell: there is
+ * The entries that bring a copy consistent with since to upto, a position
+ * the caller took before (so that every record begun before it has changed
+ * its pages): those whose records ended after since and by upto.  Ending
+ * by upto, not beginning before it: an entry whose record straddles upto
+ * comes with the next call, from upto on, and no entry comes twice, which
+ * would count its key twice in the copy.  (A key whose record ends after
+ * upto committed after upto.)  The pages are read one at a time, no lock
+ * held across them: an entry added meanwhile ended after upto, and one
+ * cleared meanwhile moved the horizon, read last.  False if the log cannot tell: there is
  * none, since is older than the build or the horizon, or the copy is of
  * another build than build says (when valid).  A copy made of another
  * index after this one was built (REINDEX CONCURRENTLY builds the new index
@@ -262,8 +266,8 @@ PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, Changes *
  * as its own segments hold it already, may be missing from such a copy.
  */
 bool
-ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build, uint64 **hashes,
-			 uint32 **segments, uint64 *count, uint32 *nsegments)
+ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr build,
+			 uint64 **hashes, uint32 **segments, uint64 *count, uint32 *nsegments)
 {
 	IndexLayout before;
 	IndexLayout after;
@@ -280,7 +284,7 @@ ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build, uint64 **hashes
 	for (uint32 p = 0; p < before.log.npages; p++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		PageChangesSince(index, before.log.first_page + p, since, &changes);
+		PageChangesSince(index, before.log.first_page + p, since, upto, &changes);
 	}
 	ReadMeta(index, &after);
 	if (since < after.log.horizon || after.log.built_at != before.log.built_at)

@@ -118,7 +118,7 @@ DeltaOf(const BfHeader *header, uint32 nsegments, const uint64 *hashes,
  * a delta; NULL where the copy must be made anew.
  */
 static bytea *
-IndexChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build)
+IndexChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr build)
 {
 	IndexLayout layout;
 	uint64	   *hashes;
@@ -126,7 +126,7 @@ IndexChangesSince(Relation index, XLogRecPtr since, XLogRecPtr build)
 	uint64		count;
 	uint32		nsegments;
 
-	if (!ChangesSince(index, since, build, &hashes, &segments, &count, &nsegments))
+	if (!ChangesSince(index, since, upto, build, &hashes, &segments, &count, &nsegments))
 		return NULL;
 	ReadMeta(index, &layout);
 	return DeltaOf(&layout.header, nsegments, hashes, segments, count);
@@ -166,7 +166,7 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloom_index_changes must return a record");
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX && !PG_ARGISNULL(1) &&
 		(PG_ARGISNULL(2) || PG_GETARG_INT64(2) == (int64) timeline))
-		delta = IndexChangesSince(index, since,
+		delta = IndexChangesSince(index, since, position,
 								  PG_ARGISNULL(3) ? InvalidXLogRecPtr : PG_GETARG_LSN(3));
 	values[0] = LSNGetDatum(Max(position, since));
 	values[1] = BoolGetDatum(delta == NULL);

@@ -420,7 +420,7 @@ EmptyIndexFilter(Relation heap, Relation index, KeyType *key, BfHeader *header)
 		bloom = BloomAlloc(header);
 	}
 	BloomReadHeader(bloom, header);
-	KeyKindIntoHeader(header, key);
+	BloomKeyIntoHeader(header, key);
 	BloomWriteHeader(bloom, header);
 	return bloom;
 }

@@ -24,7 +24,7 @@ BloomProbeReadHeader(struct varlena *filter, void *header)
 static void
 BloomProbeCheckKey(const void *header, const KeyType *key)
 {
-	CheckKeyKind((const BfHeader *) header, key);
+	BloomCheckKey((const BfHeader *) header, key);
 }
 
 static bool
@@ -57,8 +57,8 @@ BloomProbeSlices(struct varlena *raw, Size value_bytes, const KeyType *key, Datu
 	if (status != BF_OK)
 		ReportCorruptValue(status);
 
-	CheckKeyKind(&header, key);
-	if (header.key_kind == BF_KIND_NONE)
+	BloomCheckKey(&header, key);
+	if (header.identity.kind == BF_KIND_NONE)
 	{
 		*result = false;
 		return true;

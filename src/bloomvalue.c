@@ -375,13 +375,25 @@ BloomAddHashes(Bloom **bloom, BfHeader *header, const uint64 *hashes, size_t n)
 		elog(ERROR, "bloom chain asked to grow and could not: %s", bf_status_message(status));
 }
 
+void
+BloomCheckKey(const BfHeader *header, const KeyType *key)
+{
+	CheckKeyIdentity(&header->identity, bf_records_environment(header), key);
+}
+
+void
+BloomKeyIntoHeader(BfHeader *header, const KeyType *key)
+{
+	header->identity = KeyIdentityOf(key, bf_records_environment(header));
+}
+
 /* Adds one value to a filter the caller owns; see BloomAddHashes. */
 void
 BloomAddValue(Bloom **bloom, BfHeader *header, const KeyType *key, Datum value)
 {
 	uint64		hash = KeyHash(key, value, header->seed, header->version);
 
-	KeyKindIntoHeader(header, key);
+	BloomKeyIntoHeader(header, key);
 	BloomAddHashes(bloom, header, &hash, 1);
 }
 
@@ -390,7 +402,7 @@ bool
 BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 				 Datum value)
 {
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		return false;			/* nothing was ever added */
 	return bf_filter_test(BloomData(bloom), header,
 						  KeyHash(key, value, header->seed, header->version));
@@ -531,18 +543,20 @@ WarnIfOverfilled(Bloom *bloom, const BfHeader *header)
 static void
 DescribeParameters(StringInfo out, const BfHeader *h)
 {
+	char	   *environment = KeyEnvironmentName(&h->identity);
+
 	if (bf_is_chain(h))
 		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, growth %d, segments %u"
 						 ", seed " UINT64_FORMAT ", layout %d, key kind %s",
 						 h->capacity, h->fpr, h->growth, h->nsegments, h->seed,
-						 h->layout, KeyKindName(h->key_kind));
+						 h->layout, KeyKindName(h->identity.kind));
 	else
 		appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, bits " UINT64_FORMAT
 					 ", k %d, seed " UINT64_FORMAT ", layout %d, key kind %s",
 					 h->capacity, h->fpr, (uint64) h->nblocks * BF_BLOCK_BITS,
-					 h->k, h->seed, h->layout, KeyKindName(h->key_kind));
-	if (h->env_encoding != 0 || h->env_locale != 0)
-		appendStringInfo(out, ", %s", KeyEnvironmentName(h));
+					 h->k, h->seed, h->layout, KeyKindName(h->identity.kind));
+	if (environment != NULL)
+		appendStringInfo(out, ", %s", environment);
 	appendStringInfoChar(out, ')');
 }
 
@@ -567,7 +581,7 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
 	appendStringInfoString(&detail, ", second filter ");
 	DescribeParameters(&detail, b);
 	appendStringInfoChar(&detail, '.');
-	if (!bf_kinds_compatible(a, b))
+	if (!bf_key_identity_compatible(&a->identity, &b->identity))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot compute the %s of bloom filters of different kinds of values",

@@ -111,9 +111,17 @@ extern BF_HIDDEN void CheckFilterParameters(int64 capacity, double fpr, int32 gr
 extern BF_HIDDEN Bloom *BloomAllocChain(int64 capacity, double fpr, int32 growth);
 
 /*
+ * Refuses a key whose identity differs from the filter's (a false negative
+ * otherwise), and records the identity of the first key added: keykind.c's
+ * checks, under the header's version (version 1 records no environment).
+ */
+extern BF_HIDDEN void BloomCheckKey(const BfHeader *header, const KeyType *key);
+extern BF_HIDDEN void BloomKeyIntoHeader(BfHeader *header, const KeyType *key);
+
+/*
  * Adding to *bloom, a filter the caller owns, whose header it decoded and
- * whose key kind it checked: *bloom moves when a chain grows.
- * BloomAddHashes needs the key kind already in the header.
+ * whose key it checked: *bloom moves when a chain grows.  BloomAddHashes
+ * needs the key identity already in the header.
  */
 extern BF_HIDDEN void BloomAddHashes(Bloom **bloom, BfHeader *header,
 									 const uint64 *hashes, size_t n);

@@ -12,9 +12,10 @@
  * UTF-8 without trailing blanks.  Those rules are the pure core's
  * (canonical.h), shared with the client library; this file takes SQL
  * values apart for them.  Types with no such rule go through their own
- * extended hash function.  A filter remembers the kind of value it holds
- * (BfKeyKind, with a tag naming the type for kind "other") and refuses
- * values of another kind rather than answer "absent" for them.
+ * extended hash function.  A filter remembers the identity of the values
+ * it holds (BfKeyIdentity: their kind, and for kind "other" a tag naming
+ * the type and what its hash depends on) and refuses values of another
+ * identity rather than answer "absent" for them.
  *
  * Refused outright: values whose hash follows object identifiers that a
  * dump and restore renumber, strings under nondeterministic collations, and
@@ -448,9 +449,9 @@ KeyTypeSetEnvironment(KeyType *key, Oid basetype, Oid collation)
 	HashEnvironment env = TypeHashEnvironment(basetype);
 
 	if (env >= HASH_ENV_ENCODING)
-		key->env_encoding = (uint8) (GetDatabaseEncoding() + 1);
+		key->identity.env_encoding = (uint8) (GetDatabaseEncoding() + 1);
 	if (env >= HASH_ENV_LOCALE)
-		key->env_locale = LocaleFingerprint(collation);
+		key->identity.env_locale = LocaleFingerprint(collation);
 }
 
 /*
@@ -555,19 +556,16 @@ KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContex
 				 errdetail("An enum value keeps neither its label (RENAME VALUE) nor its position (ADD VALUE) nor its OID (dump and restore), so a stored filter could miss it."),
 				 errhint("Cast the value to text, both when building the filter and when probing it.")));
 
-	key->kind = BuiltinKeyKind(basetype);
+	key->identity = (BfKeyIdentity) {.kind = BuiltinKeyKind(basetype)};
 	key->has_shape = false;
-	key->tag = 0;
-	key->env_encoding = 0;
-	key->env_locale = 0;
-	if (key->kind == BF_KIND_OTHER && HashDependsOnOids(basetype))
+	if (key->identity.kind == BF_KIND_OTHER && HashDependsOnOids(basetype))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("bloom filters cannot hold values of type %s",
 						format_type_be(typid)),
 				 errdetail("The type's hash depends on object identifiers, which change in a dump and restore, so a stored filter would miss its values."),
 				 errhint("Cast the value to text.")));
-	if (key->kind == BF_KIND_OTHER)
+	if (key->identity.kind == BF_KIND_OTHER)
 	{
 		TypeCacheEntry *entry = lookup_type_cache(basetype,
 												  TYPECACHE_HASH_EXTENDED_PROC);
@@ -583,7 +581,7 @@ KeyTypeSetup(KeyType *key, Oid namespace, Oid typid, Oid collation, MemoryContex
 		fmgr_info_cxt(entry->hash_extended_proc, &key->extended_hash, mcxt);
 
 		/* By name, so that the tag survives dump and restore. */
-		key->tag = KeyTagOf(basetype);
+		key->identity.tag = KeyTagOf(basetype);
 		{
 			StringInfoData shape;
 
@@ -608,8 +606,8 @@ KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation)
 	Oid			basetype = getBaseType(typid);
 
 	memset(key, 0, sizeof(*key));
-	key->kind = BuiltinKeyKind(basetype);
-	if (key->kind == BF_KIND_OTHER ||
+	key->identity.kind = BuiltinKeyKind(basetype);
+	if (key->identity.kind == BF_KIND_OTHER ||
 		(type_is_collatable(basetype) && OidIsValid(collation) &&
 		 !get_collation_isdeterministic(collation)))
 		return false;
@@ -824,17 +822,17 @@ KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 
 /* The error for a value of another kind or type than the filter's. */
 static void
-ReportKindMismatch(const BfHeader *header, const KeyType *key)
+ReportKindMismatch(const BfKeyIdentity *filter, const KeyType *key)
 {
 	char	   *built_for;
 
-	if (header->key_kind != BF_KIND_OTHER)
+	if (filter->kind != BF_KIND_OTHER)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter holds values of kind %s, not %s",
-						KeyKindName(header->key_kind), format_type_be(key->typid)),
-				 errhint("Cast the value to %s.", KeyKindCastHint(header->key_kind))));
-	built_for = TypeNameOfTag(header->key_tag);
+						KeyKindName(filter->kind), format_type_be(key->typid)),
+				 errhint("Cast the value to %s.", KeyKindCastHint(filter->kind))));
+	built_for = TypeNameOfTag(filter->tag);
 	if (built_for != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
@@ -854,25 +852,25 @@ ReportKindMismatch(const BfHeader *header, const KeyType *key)
  * filter was built: another server encoding, LC_CTYPE or collation.
  */
 static void
-ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
+ReportEnvironmentMismatch(const BfKeyIdentity *filter, const KeyType *key)
 {
 	/* one side records what the other does not: the same name, another type */
-	if ((header->env_encoding == 0) != (key->env_encoding == 0) ||
-		(header->env_locale == 0) != (key->env_locale == 0))
+	if ((filter->env_encoding == 0) != (key->identity.env_encoding == 0) ||
+		(filter->env_locale == 0) != (key->identity.env_locale == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter holds values of type %s as it was when the filter was built",
 						format_type_be(key->typid)),
 				 errdetail("The type has been redefined since, and its values no longer hash the same way."),
 				 errhint("Rebuild the filter.")));
-	if (header->env_encoding != key->env_encoding)
+	if (filter->env_encoding != key->identity.env_encoding)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATATYPE_MISMATCH),
 				 errmsg("filter of %s values was built in a database with another encoding",
 						format_type_be(key->typid)),
 				 errdetail("The filter's values were hashed as %s, and this database's encoding is %s; the type's hash depends on it.",
-						   header->env_encoding == 0 ? "unknown"
-						   : pg_encoding_to_char(header->env_encoding - 1),
+						   filter->env_encoding == 0 ? "unknown"
+						   : pg_encoding_to_char(filter->env_encoding - 1),
 						   GetDatabaseEncodingName()),
 				 errhint("Rebuild the filter here, or cast the values to text, whose filters do not depend on the encoding.")));
 	ereport(ERROR,
@@ -884,47 +882,45 @@ ReportEnvironmentMismatch(const BfHeader *header, const KeyType *key)
 			 errhint("Rebuild the filter here, or probe it under the locale and collation it was built with.")));
 }
 
-/*
- * Refuses a value whose kind differs from the filter's: answering "absent"
- * for it would be a false negative.  A filter with no values takes any kind.
- */
-void
-CheckKeyKind(const BfHeader *header, const KeyType *key)
+BfKeyIdentity
+KeyIdentityOf(const KeyType *key, bool records_environment)
 {
-	if (header->key_kind == BF_KIND_NONE)
+	BfKeyIdentity identity = key->identity;
+
+	if (!records_environment)
+	{
+		/* such a filter's values keep the hashing they had */
+		identity.env_encoding = 0;
+		identity.env_locale = 0;
+	}
+	return identity;
+}
+
+void
+CheckKeyIdentity(const BfKeyIdentity *filter, bool records_environment, const KeyType *key)
+{
+	BfKeyIdentity offered = KeyIdentityOf(key, records_environment);
+
+	if (bf_key_identity_compatible(filter, &offered))
 		return;
-	if (header->key_kind != key->kind || header->key_tag != key->tag)
-		ReportKindMismatch(header, key);
-	/* version 1 recorded no environment: its values keep their old hashing */
-	if (header->version >= 2 &&
-		(header->env_encoding != key->env_encoding ||
-		 header->env_locale != key->env_locale))
-		ReportEnvironmentMismatch(header, key);
+	if (filter->kind != offered.kind || filter->tag != offered.tag)
+		ReportKindMismatch(filter, key);
+	ReportEnvironmentMismatch(filter, key);
 }
 
 char *
-KeyEnvironmentName(const BfHeader *header)
+KeyEnvironmentName(const BfKeyIdentity *identity)
 {
 	StringInfoData out;
 
+	if (identity->env_encoding == 0 && identity->env_locale == 0)
+		return NULL;
 	initStringInfo(&out);
-	if (header->env_encoding != 0)
+	if (identity->env_encoding != 0)
 		appendStringInfo(&out, "encoding %s",
-						 pg_encoding_to_char(header->env_encoding - 1));
-	if (header->env_locale != 0)
+						 pg_encoding_to_char(identity->env_encoding - 1));
+	if (identity->env_locale != 0)
 		appendStringInfo(&out, "%slocale fingerprint %08X",
-						 out.len > 0 ? ", " : "", header->env_locale);
+						 out.len > 0 ? ", " : "", identity->env_locale);
 	return out.data;
-}
-
-void
-KeyKindIntoHeader(BfHeader *header, const KeyType *key)
-{
-	header->key_kind = key->kind;
-	header->key_tag = key->tag;
-	if (header->version >= 2)
-	{
-		header->env_encoding = key->env_encoding;
-		header->env_locale = key->env_locale;
-	}
 }

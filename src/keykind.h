@@ -22,12 +22,10 @@
 typedef struct KeyType
 {
 	Oid			typid;			/* InvalidOid until set up */
-	BfKeyKind	kind;
-	uint32		tag;			/* for BF_KIND_OTHER: which type */
+	BfKeyIdentity identity;		/* as a filter records it (bloom.h); its
+								 * kind is never BF_KIND_NONE */
 	Oid			basetype;		/* typid with domains stripped */
 	Oid			collation;
-	uint8		env_encoding;	/* BF_KIND_OTHER: what its hash depends on, */
-	uint32		env_locale;		/* as a filter records it (bloom.h) */
 	FmgrInfo	extended_hash;	/* BF_KIND_OTHER: the type's hash */
 	bool		has_shape;		/* holds a composite: the tag follows ALTER TYPE */
 	uint64		catalog_seen;	/* for those, the catalog state it was set up */
@@ -83,20 +81,26 @@ KeyTypeIsCurrent(const KeyType *key)
 		 key->command_seen == GetCurrentCommandId(false));
 }
 
-/* Records the kind of key's values in a filter's header. */
-extern BF_HIDDEN void KeyKindIntoHeader(BfHeader *header, const KeyType *key);
+/*
+ * Key identities, for both filter types.  records_environment says whether
+ * the filter's format records what a hash depends on (not bloom's version
+ * 1: bf_records_environment).
+ *
+ * KeyIdentityOf is the identity a filter takes from key's values.
+ * CheckKeyIdentity refuses a value whose identity differs from the
+ * filter's: answering "absent" for it would be a false negative.  A filter
+ * with no values takes any kind.
+ */
+extern BF_HIDDEN BfKeyIdentity KeyIdentityOf(const KeyType *key, bool records_environment);
+extern BF_HIDDEN void CheckKeyIdentity(const BfKeyIdentity *filter, bool records_environment,
+									   const KeyType *key);
 
 /*
- * Refuses a value whose kind differs from the filter's: answering "absent"
- * for it would be a false negative.  A filter with no values takes any kind.
+ * What a filter's values were hashed under, for bloom_info and qfilter_info:
+ * "encoding UTF8", with ", locale fingerprint 1A2B3C4D" where the locale
+ * counts; NULL where the identity records nothing.
  */
-extern BF_HIDDEN void CheckKeyKind(const BfHeader *header, const KeyType *key);
-
-/*
- * What a filter's values were hashed under, for bloom_info: "encoding
- * UTF8", with ", locale fingerprint 1A2B3C4D" where the locale counts.
- */
-extern BF_HIDDEN char *KeyEnvironmentName(const BfHeader *header);
+extern BF_HIDDEN char *KeyEnvironmentName(const BfKeyIdentity *identity);
 
 /* The kind's name, as bloom_info and error messages show it. */
 extern BF_HIDDEN const char *KeyKindName(uint8 kind);

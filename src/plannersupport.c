@@ -168,9 +168,9 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 		return DEFAULT_CONTAINS_SEL;
 	filter = DatumGetBloomP(((Const *) folded)->constvalue);
 	BloomReadHeader(filter, &header);
-	if (header.key_kind == BF_KIND_NONE)
+	if (header.identity.kind == BF_KIND_NONE)
 		return 0.0;
-	if (header.key_kind != key.kind)
+	if (header.identity.kind != key.identity.kind)
 		return DEFAULT_CONTAINS_SEL;	/* execution refuses it */
 
 	key_arg = estimate_expression_value(root, key_arg);

@@ -370,11 +370,8 @@ qfilter_agg_final(PG_FUNCTION_ARGS)
 	params = state->params;
 	if (state->self_sizing)
 		QFilterSize((int64) Max(state->total, 1), params.fpr, &params);
-	/* QFilterSize cleared the key fields; the values' kind comes back */
-	params.key_kind = state->params.key_kind;
-	params.key_tag = state->params.key_tag;
-	params.env_encoding = state->params.env_encoding;
-	params.env_locale = state->params.env_locale;
+	/* QFilterSize cleared the key identity; the values' comes back */
+	params.identity = state->params.identity;
 
 	status = qf_header_for_count(&params, state->total, &sized);
 	if (status != QF_OK)
@@ -407,7 +404,7 @@ qfilter_agg_combine(PG_FUNCTION_ARGS)
 	else
 	{
 		QFilterCheckCompatible(&a->params, &b->params);
-		if (a->params.key_kind == BF_KIND_NONE)
+		if (a->params.identity.kind == BF_KIND_NONE)
 			a->params = b->params;
 	}
 	TakeItems(fcinfo, a, b);
@@ -516,13 +513,8 @@ qfilter_union_agg_add(PG_FUNCTION_ARGS)
 	else
 	{
 		QFilterCheckCompatible(&state->params, &header);
-		if (state->params.key_kind == BF_KIND_NONE)
-		{
-			state->params.key_kind = header.key_kind;
-			state->params.key_tag = header.key_tag;
-			state->params.env_encoding = header.env_encoding;
-			state->params.env_locale = header.env_locale;
-		}
+		if (state->params.identity.kind == BF_KIND_NONE)
+			state->params.identity = header.identity;
 	}
 	qf_cursor_start(&cursor);
 	for (uint64 i = 0; qf_cursor_next(QFilterData(filter), &header, &cursor, &fingerprint); i++)

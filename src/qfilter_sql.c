@@ -172,7 +172,7 @@ qfilter_add(PG_FUNCTION_ARGS)
 static bool
 RemoveKey(QFilter *filter, QfHeader *header, const KeyType *key, Datum value)
 {
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		return false;
 	return qf_remove(QFilterData(filter), header, QFilterKeyFingerprint(header, key, value));
 }
@@ -228,7 +228,7 @@ qfilter_count(PG_FUNCTION_ARGS)
 	const QfHeader *header = ProbeFilterArg(fcinfo, &QFilterProbeType, 0, &filter);
 
 	QFilterCheckKey(header, key);
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		PG_RETURN_INT64(0);
 	PG_RETURN_INT64((int64) qf_count(QFilterData(filter), header,
 									 QFilterKeyFingerprint(header, key, PG_GETARG_DATUM(1))));
@@ -367,7 +367,6 @@ qfilter_info(PG_FUNCTION_ARGS)
 	bool		nulls[12] = {0};
 	uint64		distinct;
 	uint64		slots;
-	BfHeader	key_fields;
 	char	   *environment;
 
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -375,8 +374,7 @@ qfilter_info(PG_FUNCTION_ARGS)
 	QFilterReadHeader(filter, &h);
 	distinct = qf_distinct(QFilterData(filter), &h);
 	slots = (uint64) h.home_blocks * QF_BLOCK_SLOTS;
-	KeyFieldsAsBloomHeader(&h, &key_fields);
-	environment = KeyEnvironmentName(&key_fields);
+	environment = KeyEnvironmentName(&h.identity);
 
 	values[0] = Int32GetDatum(h.version);
 	values[1] = Int64GetDatum((int64) (VARSIZE(filter) - VARHDRSZ));
@@ -388,8 +386,8 @@ qfilter_info(PG_FUNCTION_ARGS)
 	values[7] = Int64GetDatum((int64) distinct);
 	values[8] = Float8GetDatum((double) h.count / (double) slots);
 	values[9] = Float8GetDatum(qf_estimated_fpr(&h, distinct));
-	values[10] = CStringGetTextDatum(KeyKindName(h.key_kind));
-	if (environment[0] != '\0')
+	values[10] = CStringGetTextDatum(KeyKindName(h.identity.kind));
+	if (environment != NULL)
 		values[11] = CStringGetTextDatum(environment);
 	else
 		nulls[11] = true;

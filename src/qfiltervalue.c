@@ -77,7 +77,7 @@ QFilterSize(int64 capacity, double fpr, QfHeader *header)
 
 	memset(header, 0, sizeof(*header));
 	header->version = QF_FORMAT_VERSION;
-	header->key_kind = BF_KIND_NONE;
+	header->identity.kind = BF_KIND_NONE;
 	header->capacity = capacity < 1 ? 0 : (uint64) capacity;
 	header->fpr = fpr;
 	status = capacity < 1 ? QF_ERR_CAPACITY : qf_size_for((uint64) capacity, fpr, header);
@@ -177,37 +177,17 @@ QFilterWriteHeader(QFilter *filter, const QfHeader *header)
 	QFilterWarnIfOverfilled(filter, header);
 }
 
-void
-KeyFieldsAsBloomHeader(const QfHeader *header, BfHeader *bloom)
-{
-	memset(bloom, 0, sizeof(*bloom));
-	bloom->version = BF_FORMAT_VERSION;
-	bloom->key_kind = header->key_kind;
-	bloom->key_tag = header->key_tag;
-	bloom->env_encoding = header->env_encoding;
-	bloom->env_locale = header->env_locale;
-}
-
+/* A qfilter records the environment always, as bloom's version 2 does. */
 void
 QFilterCheckKey(const QfHeader *header, const KeyType *key)
 {
-	BfHeader	bloom;
-
-	KeyFieldsAsBloomHeader(header, &bloom);
-	CheckKeyKind(&bloom, key);
+	CheckKeyIdentity(&header->identity, true, key);
 }
 
 void
 QFilterKeyIntoHeader(QfHeader *header, const KeyType *key)
 {
-	BfHeader	bloom;
-
-	KeyFieldsAsBloomHeader(header, &bloom);
-	KeyKindIntoHeader(&bloom, key);
-	header->key_kind = bloom.key_kind;
-	header->key_tag = bloom.key_tag;
-	header->env_encoding = bloom.env_encoding;
-	header->env_locale = bloom.env_locale;
+	header->identity = KeyIdentityOf(key, true);
 }
 
 uint64
@@ -240,7 +220,7 @@ QFilterProbeTest(struct varlena *filter, const void *header, const KeyType *key,
 {
 	const QfHeader *qf_header = (const QfHeader *) header;
 
-	if (qf_header->key_kind == BF_KIND_NONE)
+	if (qf_header->identity.kind == BF_KIND_NONE)
 		return false;			/* nothing was ever added */
 	return qf_contains(QFilterData(filter), qf_header,
 					   QFilterKeyFingerprint(qf_header, key, value));
@@ -437,16 +417,14 @@ static void
 DescribeQfParameters(StringInfo out, const QfHeader *h)
 {
 	appendStringInfo(out, "(capacity " UINT64_FORMAT ", fpr %g, seed " UINT64_FORMAT ", key kind %s)",
-					 h->capacity, h->fpr, h->seed, KeyKindName(h->key_kind));
+					 h->capacity, h->fpr, h->seed, KeyKindName(h->identity.kind));
 }
 
 void
 QFilterCheckCompatible(const QfHeader *a, const QfHeader *b)
 {
 	StringInfoData detail;
-	bool		kinds_match = a->key_kind == BF_KIND_NONE || b->key_kind == BF_KIND_NONE ||
-		(a->key_kind == b->key_kind && a->key_tag == b->key_tag &&
-		 a->env_encoding == b->env_encoding && a->env_locale == b->env_locale);
+	bool		kinds_match = bf_key_identity_compatible(&a->identity, &b->identity);
 
 	if (qf_compatible(a, b) && kinds_match)
 		return;
@@ -473,7 +451,7 @@ QFilterCheckCompatible(const QfHeader *a, const QfHeader *b)
 QFilter *
 QFilterUnion(QFilter *a, const QfHeader *a_header, QFilter *b, const QfHeader *b_header)
 {
-	QfHeader	params = a_header->key_kind != BF_KIND_NONE ? *a_header : *b_header;
+	QfHeader	params = a_header->identity.kind != BF_KIND_NONE ? *a_header : *b_header;
 	QfHeader	header;
 	QfStatus	status;
 	QFilter    *result;

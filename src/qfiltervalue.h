@@ -87,9 +87,6 @@ extern BF_HIDDEN QFilter *QFilterBuildFrom(const QfHeader *params, uint64 n,
 extern BF_HIDDEN QFilter *QFilterBuildSorted(const QfHeader *params, const uint64 *fingerprints,
 											 size_t n);
 
-/* The key fields of a qfilter header, as the bloom header keykind.c reads. */
-extern BF_HIDDEN void KeyFieldsAsBloomHeader(const QfHeader *header, BfHeader *bloom);
-
 /*
  * A validated copy of bytes from outside (input functions, casts), or NULL
  * after a soft error reported to escontext.

@@ -2,10 +2,11 @@
  *
  * bloom.c
  *	  The filter itself, part of the pure core (see bloom.h for the API and
- *	  the serialised format): the header and its validator, the blocked
- *	  bit layout, chains of segments and their growth, set algebra over
- *	  bits and over whole values, and estimates.  How large a filter must
- *	  be is sizing.c's; the aggregates' hash buffers are hashbuf.c's.
+ *	  the serialised format): the header and its validator, key identities
+ *	  (qfilter's too), the blocked bit layout, chains of segments and their
+ *	  growth, set algebra over bits and over whole values, and estimates.
+ *	  How large a filter must be is sizing.c's; the aggregates' hash
+ *	  buffers are hashbuf.c's.
  *
  * Layout
  * ------
@@ -156,16 +157,16 @@ bf_write_header(uint8_t *value, const BfHeader *header)
 	value[2] = header->version;
 	value[3] = header->layout;
 	value[4] = header->k;
-	value[5] = header->key_kind;
-	value[6] = header->env_encoding;
+	value[5] = header->identity.kind;
+	value[6] = header->identity.env_encoding;
 	value[7] = bf_is_chain(header) ? header->growth : 0;
-	bf_store_le32(value + 8, header->key_tag);
+	bf_store_le32(value + 8, header->identity.tag);
 	bf_store_le32(value + 12, bf_is_chain(header) ? header->nsegments : header->nblocks);
 	bf_store_le64(value + 16, header->seed);
 	bf_store_le64(value + 24, header->capacity);
 	bf_store_le64(value + 32, fpr_bits);
 	bf_store_le64(value + 40, header->inserted);
-	bf_store_le32(value + 52, header->env_locale);
+	bf_store_le32(value + 52, header->identity.env_locale);
 	bf_store_le32(value + 48, header_checksum(value, header->version));
 }
 
@@ -186,10 +187,10 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	header->version = value[2];
 	header->layout = value[3];
 	header->k = value[4];
-	header->key_kind = value[5];
-	header->key_tag = bf_load_le32(value + 8);
-	header->env_encoding = value[6];
-	header->env_locale = bf_load_le32(value + 52);
+	header->identity.kind = value[5];
+	header->identity.tag = bf_load_le32(value + 8);
+	header->identity.env_encoding = value[6];
+	header->identity.env_locale = bf_load_le32(value + 52);
 	header->nblocks = bf_load_le32(value + 12);
 	header->seed = bf_load_le64(value + 16);
 	header->capacity = bf_load_le64(value + 24);
@@ -222,11 +223,10 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 		return BF_ERR_RESERVED;
 	else if (header->nblocks < 1 || header->nblocks > BF_MAX_BLOCKS)
 		return BF_ERR_NBLOCKS;
-	if (header->key_kind > BF_KIND_LAST ||
-		(header->key_kind != BF_KIND_OTHER && header->key_tag != 0))
+	if (!bf_key_identity_kind_valid(&header->identity))
 		return BF_ERR_KIND;
-	if ((header->version == 1 || header->key_kind != BF_KIND_OTHER) &&
-		(header->env_encoding != 0 || header->env_locale != 0))
+	if (!bf_key_identity_environment_valid(&header->identity,
+										   bf_records_environment(header)))
 		return BF_ERR_RESERVED;
 	if (header->capacity < 1)
 		return BF_ERR_CAPACITY;
@@ -267,7 +267,7 @@ bf_validate(const uint8_t *value, size_t len, BfHeader *header)
 		 * byte the only thing damaged, accepting it would make every probe
 		 * "absent".
 		 */
-		if (header->key_kind == BF_KIND_NONE &&
+		if (header->identity.kind == BF_KIND_NONE &&
 			(header->inserted != 0 || segment.inserted != 0 ||
 			 bf_popcount(value + segment.bits,
 						 (size_t) segment.nblocks * BF_BLOCK_BYTES) != 0))
@@ -281,16 +281,6 @@ bf_init(uint8_t *value, const BfHeader *header)
 {
 	bf_write_header(value, header);
 	memset(bf_bits(value), 0, (size_t) header->nblocks * BF_BLOCK_BYTES);
-}
-
-/* Whether values of a's kind may be combined with values of b's kind. */
-bool
-bf_kinds_compatible(const BfHeader *a, const BfHeader *b)
-{
-	if (a->key_kind == BF_KIND_NONE || b->key_kind == BF_KIND_NONE)
-		return true;
-	return a->key_kind == b->key_kind && a->key_tag == b->key_tag &&
-		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale;
 }
 
 /*
@@ -311,7 +301,35 @@ bf_compatible(const BfHeader *a, const BfHeader *b)
 		a->nblocks == b->nblocks &&
 		a->k == b->k &&
 		a->seed == b->seed &&
-		bf_kinds_compatible(a, b);
+		bf_key_identity_compatible(&a->identity, &b->identity);
+}
+
+/* ---------------------------------------------------------------------
+ * Key identities
+ * ---------------------------------------------------------------------
+ */
+
+bool
+bf_key_identity_compatible(const BfKeyIdentity *a, const BfKeyIdentity *b)
+{
+	if (a->kind == BF_KIND_NONE || b->kind == BF_KIND_NONE)
+		return true;
+	return a->kind == b->kind && a->tag == b->tag &&
+		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale;
+}
+
+bool
+bf_key_identity_kind_valid(const BfKeyIdentity *identity)
+{
+	return identity->kind <= BF_KIND_LAST &&
+		(identity->kind == BF_KIND_OTHER || identity->tag == 0);
+}
+
+bool
+bf_key_identity_environment_valid(const BfKeyIdentity *identity, bool recorded)
+{
+	return (recorded && identity->kind == BF_KIND_OTHER) ||
+		(identity->env_encoding == 0 && identity->env_locale == 0);
 }
 
 /* ---------------------------------------------------------------------
@@ -584,7 +602,7 @@ bf_chain_header(uint64_t capacity, double fpr, uint8_t growth, BfHeader *header)
 	memset(header, 0, sizeof(*header));
 	header->version = BF_FORMAT_VERSION;
 	header->layout = BF_LAYOUT_CHAINED;
-	header->key_kind = BF_KIND_NONE;
+	header->identity.kind = BF_KIND_NONE;
 	header->capacity = capacity;
 	header->fpr = fpr;
 	header->growth = growth;
@@ -940,13 +958,8 @@ bf_union_into(uint8_t **dst, size_t *dst_len, BfHeader *d, const uint8_t *src,
 	} while (bf_segment_next(src, s, &from) && bf_segment_next(*dst, d, &to));
 
 	d->inserted = bf_count_add(d->inserted, s->inserted);
-	if (d->key_kind == BF_KIND_NONE)
-	{
-		d->key_kind = s->key_kind;
-		d->key_tag = s->key_tag;
-		d->env_encoding = s->env_encoding;
-		d->env_locale = s->env_locale;
-	}
+	if (d->identity.kind == BF_KIND_NONE)
+		d->identity = s->identity;
 	bf_write_header(*dst, d);
 	return BF_OK;
 }
@@ -962,13 +975,10 @@ bf_intersect_into(uint8_t *dst, BfHeader *d, const uint8_t *src, const BfHeader 
 	combine_slices(bf_bits(dst), bf_bits_const(src), (size_t) d->nblocks * BF_BLOCK_BYTES,
 				   false, hooks);
 	d->inserted = d->inserted < s->inserted ? d->inserted : s->inserted;
-	if (s->key_kind == BF_KIND_NONE)
+	if (s->identity.kind == BF_KIND_NONE)
 	{
 		/* intersecting with an empty filter leaves nothing */
-		d->key_kind = BF_KIND_NONE;
-		d->key_tag = 0;
-		d->env_encoding = 0;
-		d->env_locale = 0;
+		d->identity = (BfKeyIdentity) {.kind = BF_KIND_NONE};
 	}
 	bf_write_header(dst, d);
 	return BF_OK;

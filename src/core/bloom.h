@@ -4,6 +4,8 @@
  *	  The filter API of the pure core (bloom.c).  It owns:
  *	    - the serialised format (the header layout below) and its one
  *	      validator, bf_validate, for every value that comes from outside;
+ *	    - key kinds and the key identity a filter records (BfKeyIdentity),
+ *	      qfilter's too: its rules and the one comparison;
  *	    - the value hash, bf_hash (XXH3-64 of a value's canonical bytes);
  *	    - the cache-line blocked bit layout: adding and testing hashes;
  *	    - chains of segments (layout 2, a growing filter): walking,
@@ -153,6 +155,25 @@ typedef enum BfKeyKind
 
 #define BF_KIND_LAST BF_KIND_OTHER
 
+/*
+ * A filter's key identity: the kind of values it holds and, for
+ * BF_KIND_OTHER, which type (the tag) and what the type's hash depends on
+ * (encoding and locale, zero where nothing is recorded).  A value goes into
+ * or is looked up in a filter only under the filter's identity (keykind.c),
+ * and two filters or aggregate states combine only when theirs are
+ * compatible.  One struct in every header and state that carries it, so
+ * that it is copied by assignment and compared in one place; in memory
+ * only: each format lays its fields out itself (bloom's header above,
+ * qfilter.h's, delta.h's).
+ */
+typedef struct BfKeyIdentity
+{
+	uint8_t		kind;			/* BfKeyKind; BF_KIND_NONE before any value */
+	uint8_t		env_encoding;	/* BF_KIND_OTHER: the encoding's id + 1, or 0 */
+	uint32_t	tag;			/* BF_KIND_OTHER: which type; else 0 */
+	uint32_t	env_locale;		/* BF_KIND_OTHER: locale fingerprint, or 0 */
+} BfKeyIdentity;
+
 typedef enum BfStatus
 {
 	BF_OK = 0,
@@ -193,10 +214,7 @@ typedef struct BfHeader
 	uint8_t		version;
 	uint8_t		layout;
 	uint8_t		k;
-	uint8_t		key_kind;
-	uint32_t	key_tag;
-	uint8_t		env_encoding;	/* v2, BF_KIND_OTHER: see the format above */
-	uint32_t	env_locale;
+	BfKeyIdentity identity;		/* environment: v2 only, see the format above */
 	uint32_t	nblocks;		/* 0 for a chain: see its segments */
 	uint64_t	seed;
 	uint64_t	capacity;
@@ -235,7 +253,29 @@ extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
 							BfHeader *header);
 extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
-extern BF_HIDDEN bool bf_kinds_compatible(const BfHeader *a, const BfHeader *b);
+
+/*
+ * Key identities.  Whether values under a may meet values under b: the same
+ * identity, or either of no kind yet (it takes any).  Whether a decoded
+ * identity keeps the formats' rules: a known kind with a tag only for
+ * BF_KIND_OTHER, and an environment only for BF_KIND_OTHER in a format that
+ * records one (bf_records_environment for bloom; qfilter always does).
+ */
+extern BF_HIDDEN bool bf_key_identity_compatible(const BfKeyIdentity *a,
+												 const BfKeyIdentity *b);
+extern BF_HIDDEN bool bf_key_identity_kind_valid(const BfKeyIdentity *identity);
+extern BF_HIDDEN bool bf_key_identity_environment_valid(const BfKeyIdentity *identity,
+														bool recorded);
+
+/*
+ * Whether a header records what its values' hashes depend on: version 1
+ * did not, and its values keep the hashing they had.
+ */
+static inline bool
+bf_records_environment(const BfHeader *header)
+{
+	return header->version >= 2;
+}
 
 /*
  * The one hash of a value's canonical bytes: XXH3-64 with the filter's seed.

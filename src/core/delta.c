@@ -75,11 +75,11 @@ bf_delta_start(BfDeltaWriter *writer, uint8_t *out, const BfHeader *filter,
 	bf_store_le64(out + DELTA_SEED_AT, filter->seed);
 	bf_store_le64(out + DELTA_CAPACITY_AT, filter->capacity);
 	bf_store_le64(out + DELTA_FPR_AT, fpr_bits_of(filter->fpr));
-	out[DELTA_KIND_AT] = filter->key_kind;
+	out[DELTA_KIND_AT] = filter->identity.kind;
 	out[DELTA_GROWTH_AT] = bf_is_chain(filter) ? filter->growth : 0;
 	out[DELTA_FORMAT_AT] = filter->version;
 	out[DELTA_LAYOUT_AT] = filter->layout;
-	bf_store_le32(out + DELTA_TAG_AT, filter->key_tag);
+	bf_store_le32(out + DELTA_TAG_AT, filter->identity.tag);
 
 	writer->out = out;
 	writer->len = BF_DELTA_HEADER_SIZE;
@@ -214,8 +214,8 @@ delta_belongs_to(const uint8_t *delta, const BfHeader *header)
 	return bf_load_le64(delta + DELTA_SEED_AT) == header->seed &&
 		bf_load_le64(delta + DELTA_CAPACITY_AT) == header->capacity &&
 		bf_load_le64(delta + DELTA_FPR_AT) == fpr_bits_of(header->fpr) &&
-		delta[DELTA_KIND_AT] == header->key_kind &&
-		bf_load_le32(delta + DELTA_TAG_AT) == header->key_tag &&
+		delta[DELTA_KIND_AT] == header->identity.kind &&
+		bf_load_le32(delta + DELTA_TAG_AT) == header->identity.tag &&
 		delta[DELTA_GROWTH_AT] == (bf_is_chain(header) ? header->growth : 0) &&
 		delta[DELTA_FORMAT_AT] == header->version &&
 		delta[DELTA_LAYOUT_AT] == header->layout &&

@@ -399,10 +399,10 @@ qf_write_header(uint8_t *value, const QfHeader *header)
 	value[1] = QF_MAGIC_1;
 	value[2] = header->version;
 	value[3] = header->r;
-	value[4] = header->key_kind;
-	value[5] = header->env_encoding;
-	bf_store_le32(value + 8, header->key_tag);
-	bf_store_le32(value + 12, header->env_locale);
+	value[4] = header->identity.kind;
+	value[5] = header->identity.env_encoding;
+	bf_store_le32(value + 8, header->identity.tag);
+	bf_store_le32(value + 12, header->identity.env_locale);
 	bf_store_le64(value + 16, header->seed);
 	bf_store_le64(value + 24, header->capacity);
 	memcpy(value + 32, &header->fpr, 8);	/* IEEE 754, as bloom stores it */
@@ -413,17 +413,6 @@ qf_write_header(uint8_t *value, const QfHeader *header)
 	bf_store_le32(value + 48, header->home_blocks);
 	bf_store_le32(value + 52, header->total_blocks);
 	bf_store_le32(value + 56, header_checksum(value));
-}
-
-/* The key fields follow bloom's rules: environment only for "other" keys. */
-static bool
-key_fields_valid(const QfHeader *header)
-{
-	if (header->key_kind > BF_KIND_LAST)
-		return false;
-	if (header->key_kind != BF_KIND_OTHER && header->key_tag != 0)
-		return false;
-	return true;
 }
 
 QfStatus
@@ -445,10 +434,10 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 		return QF_ERR_CHECKSUM;
 	header->version = value[2];
 	header->r = value[3];
-	header->key_kind = value[4];
-	header->env_encoding = value[5];
-	header->key_tag = bf_load_le32(value + 8);
-	header->env_locale = bf_load_le32(value + 12);
+	header->identity.kind = value[4];
+	header->identity.env_encoding = value[5];
+	header->identity.tag = bf_load_le32(value + 8);
+	header->identity.env_locale = bf_load_le32(value + 12);
 	header->seed = bf_load_le64(value + 16);
 	header->capacity = bf_load_le64(value + 24);
 	{
@@ -462,10 +451,10 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 
 	if (value[6] != 0 || value[7] != 0 || bf_load_le32(value + 60) != 0)
 		return QF_ERR_RESERVED;
-	if (!key_fields_valid(header))
+	/* the key identity follows bloom's rules, as a version 2 header's */
+	if (!bf_key_identity_kind_valid(&header->identity))
 		return QF_ERR_KIND;
-	if (header->key_kind != BF_KIND_OTHER &&
-		(header->env_encoding != 0 || header->env_locale != 0))
+	if (!bf_key_identity_environment_valid(&header->identity, true))
 		return QF_ERR_RESERVED;
 
 	/* the size must be the sizing's for (capacity, fpr), doubled g times */
@@ -482,7 +471,7 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 	if (len != qf_value_bytes(header))
 		return QF_ERR_LENGTH;
 	if (header->count > load_limit(header) ||
-		(header->key_kind == BF_KIND_NONE && header->count != 0))
+		(header->identity.kind == BF_KIND_NONE && header->count != 0))
 		return QF_ERR_COUNT;
 	return QF_OK;
 }

@@ -68,6 +68,7 @@
 #include <stdint.h>
 
 #include "bf_port.h"
+#include "bloom.h"
 
 #define QF_MAGIC_0			'Q'
 #define QF_MAGIC_1			'F'
@@ -110,10 +111,7 @@ typedef struct QfHeader
 {
 	uint8_t		version;
 	uint8_t		r;
-	uint8_t		key_kind;
-	uint8_t		env_encoding;
-	uint32_t	key_tag;
-	uint32_t	env_locale;
+	BfKeyIdentity identity;		/* bloom's, environment always recorded */
 	uint64_t	seed;
 	uint64_t	capacity;
 	double		fpr;

@@ -634,7 +634,7 @@ bf_fixed_header(uint64_t capacity, double fpr, const BfSizing *sizing, BfHeader 
 	header->version = BF_FORMAT_VERSION;
 	header->layout = BF_LAYOUT_BLOCKED512;
 	header->k = sizing->k;
-	header->key_kind = BF_KIND_NONE;
+	header->identity.kind = BF_KIND_NONE;
 	header->nblocks = sizing->nblocks;
 	header->nsegments = 1;
 	header->capacity = capacity;

@@ -19,7 +19,8 @@
 #      AddressSanitizer and UBSan, also over junk keys and text forms; the C
 #      API's chains (api_test.c --chain) against the server's;
 #   4. the CLI's exit codes and messages;
-#   5. the examples of docs/client.md's "Using filters in your application";
+#   5. the examples of docs/client.md's "Using filters in your application"
+#      and "Following an index" (LiveFilter, bloomfilter-cli sync);
 #   6. bench/client.sh's figures, reported as "#" lines (not checks).
 #
 # Prints one "ok - ..."/"not ok - ..." line per check and, last,

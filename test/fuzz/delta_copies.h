@@ -110,7 +110,7 @@ delta_copy_build(int which)
 		delta_copy_grow(&copy);
 	}
 	copy.header.seed = r->seed;
-	copy.header.key_kind = r->kind;
+	copy.header.identity.kind = r->kind;
 	bf_write_header(copy.value, &copy.header);
 	for (uint64_t key = 0; key < r->keys; key++)
 	{

@@ -147,8 +147,8 @@ reference_status(const uint8_t *d, size_t len, const BfHeader *h, uint64_t *hash
 
 	memcpy(&fpr_bits, &h->fpr, sizeof(fpr_bits));
 	if (slow_load(d + 8, 8) != h->seed || slow_load(d + 16, 8) != h->capacity ||
-		slow_load(d + 24, 8) != fpr_bits || kind != h->key_kind ||
-		slow_load(d + 36, 4) != h->key_tag ||
+		slow_load(d + 24, 8) != fpr_bits || kind != h->identity.kind ||
+		slow_load(d + 36, 4) != h->identity.tag ||
 		growth != (h->layout == BF_LAYOUT_CHAINED ? h->growth : 0) ||
 		d[34] != h->version || layout != h->layout || nsegments < h->nsegments)
 		return BF_ERR_DELTA_MISMATCH;
@@ -169,8 +169,8 @@ static bool
 headers_equal(const BfHeader *a, const BfHeader *b)
 {
 	return a->version == b->version && a->layout == b->layout && a->k == b->k &&
-		a->key_kind == b->key_kind && a->key_tag == b->key_tag &&
-		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale &&
+		a->identity.kind == b->identity.kind && a->identity.tag == b->identity.tag &&
+		a->identity.env_encoding == b->identity.env_encoding && a->identity.env_locale == b->identity.env_locale &&
 		a->nblocks == b->nblocks && a->seed == b->seed && a->capacity == b->capacity &&
 		memcmp(&a->fpr, &b->fpr, sizeof(double)) == 0 && a->inserted == b->inserted &&
 		a->growth == b->growth && a->nsegments == b->nsegments;

@@ -114,8 +114,9 @@ static int
 headers_equal(const QfHeader *a, const QfHeader *b)
 {
 	return a->version == b->version && a->r == b->r &&
-		a->key_kind == b->key_kind && a->env_encoding == b->env_encoding &&
-		a->key_tag == b->key_tag && a->env_locale == b->env_locale &&
+		a->identity.kind == b->identity.kind && a->identity.tag == b->identity.tag &&
+		a->identity.env_encoding == b->identity.env_encoding &&
+		a->identity.env_locale == b->identity.env_locale &&
 		a->seed == b->seed && a->capacity == b->capacity &&
 		memcmp(&a->fpr, &b->fpr, sizeof(a->fpr)) == 0 &&
 		a->count == b->count && a->home_blocks == b->home_blocks &&
@@ -332,11 +333,11 @@ check_header(const uint8_t *value, size_t len, const QfHeader *h)
 
 	FUZZ_CHECK(h->version == QF_FORMAT_VERSION);
 	FUZZ_CHECK(h->r <= QF_MAX_R);
-	FUZZ_CHECK(h->key_kind <= BF_KIND_LAST);
-	FUZZ_CHECK(h->key_kind == BF_KIND_OTHER || h->key_tag == 0);
-	FUZZ_CHECK(h->key_kind == BF_KIND_OTHER ||
-			   (h->env_encoding == 0 && h->env_locale == 0));
-	FUZZ_CHECK(h->key_kind != BF_KIND_NONE || h->count == 0);
+	FUZZ_CHECK(h->identity.kind <= BF_KIND_LAST);
+	FUZZ_CHECK(h->identity.kind == BF_KIND_OTHER || h->identity.tag == 0);
+	FUZZ_CHECK(h->identity.kind == BF_KIND_OTHER ||
+			   (h->identity.env_encoding == 0 && h->identity.env_locale == 0));
+	FUZZ_CHECK(h->identity.kind != BF_KIND_NONE || h->count == 0);
 	FUZZ_CHECK(h->capacity >= 1 && h->fpr > 0.0 && h->fpr <= 0.5);
 	FUZZ_CHECK(h->home_blocks >= 1 && h->total_blocks > h->home_blocks);
 	FUZZ_CHECK(h->count <= (uint64_t) h->home_blocks * QF_BLOCK_SLOTS);
@@ -472,14 +473,14 @@ check_insert_remove(const uint8_t *value, size_t len, const QfHeader *h,
 	}
 	FUZZ_CHECK(mine.count == h->count + 1);
 	FUZZ_CHECK(qf_count(copy, &mine, fp) == copies + 1);
-	if (mine.key_kind == BF_KIND_NONE)
-		mine.key_kind = BF_KIND_NUMBER; /* as the glue does on a first add */
+	if (mine.identity.kind == BF_KIND_NONE)
+		mine.identity.kind = BF_KIND_NUMBER; /* as the glue does on a first add */
 	qf_write_header(copy, &mine);
 	check_valid(copy, &mine);
 
 	FUZZ_CHECK(qf_remove(copy, &mine, fp));
 	FUZZ_CHECK(qf_count(copy, &mine, fp) == copies);
-	mine.key_kind = h->key_kind;
+	mine.identity.kind = h->identity.kind;
 	qf_write_header(copy, &mine);
 	FUZZ_CHECK(memcmp(copy, value, len) == 0);
 }
@@ -947,7 +948,7 @@ ops_mode(const uint8_t *data, size_t size)
 
 	memset(&params, 0, sizeof(params));
 	params.version = QF_FORMAT_VERSION;
-	params.key_kind = BF_KIND_NUMBER;
+	params.identity.kind = BF_KIND_NUMBER;
 	params.capacity = capacity;
 	params.fpr = fpr;
 	FUZZ_CHECK(qf_size_for(capacity, fpr, &params) == QF_OK);

@@ -63,9 +63,10 @@ static int
 headers_equal(const BfHeader *a, const BfHeader *b)
 {
 	return a->version == b->version && a->layout == b->layout &&
-		a->k == b->k && a->key_kind == b->key_kind &&
-		a->key_tag == b->key_tag && a->nblocks == b->nblocks &&
-		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale &&
+		a->k == b->k && a->nblocks == b->nblocks &&
+		a->identity.kind == b->identity.kind && a->identity.tag == b->identity.tag &&
+		a->identity.env_encoding == b->identity.env_encoding &&
+		a->identity.env_locale == b->identity.env_locale &&
 		a->seed == b->seed && a->capacity == b->capacity &&
 		memcmp(&a->fpr, &b->fpr, sizeof(a->fpr)) == 0 &&
 		a->inserted == b->inserted && a->growth == b->growth &&
@@ -250,7 +251,7 @@ check_rejection(const uint8_t *value, size_t len, BfStatus status)
 		if (status == BF_ERR_LENGTH)
 			FUZZ_CHECK(len != bf_value_bytes(header.nblocks));
 		else
-			FUZZ_CHECK(header.key_kind == BF_KIND_NONE);
+			FUZZ_CHECK(header.identity.kind == BF_KIND_NONE);
 	}
 	else
 	{
@@ -275,7 +276,7 @@ check_rejection(const uint8_t *value, size_t len, BfStatus status)
 			if (status == BF_ERR_SEGMENT_SIZE)
 				FUZZ_CHECK(!as_planned);
 			else
-				FUZZ_CHECK(header.key_kind == BF_KIND_NONE);
+				FUZZ_CHECK(header.identity.kind == BF_KIND_NONE);
 		}
 	}
 }
@@ -289,8 +290,8 @@ check_header(const uint8_t *value, size_t len, const BfHeader *header)
 
 	FUZZ_CHECK(header->version >= BF_FORMAT_VERSION_MIN &&
 			   header->version <= BF_FORMAT_VERSION);
-	FUZZ_CHECK(header->key_kind == BF_KIND_OTHER ||
-			   (header->env_encoding == 0 && header->env_locale == 0));
+	FUZZ_CHECK(header->identity.kind == BF_KIND_OTHER ||
+			   (header->identity.env_encoding == 0 && header->identity.env_locale == 0));
 	if (bf_is_chain(header))
 	{
 		FUZZ_CHECK(header->layout == BF_LAYOUT_CHAINED);
@@ -308,8 +309,8 @@ check_header(const uint8_t *value, size_t len, const BfHeader *header)
 		FUZZ_CHECK(header->growth == 0 && header->nsegments == 1);
 		FUZZ_CHECK(len == bf_value_bytes(header->nblocks));
 	}
-	FUZZ_CHECK(header->key_kind <= BF_KIND_LAST);
-	FUZZ_CHECK(header->key_kind == BF_KIND_OTHER || header->key_tag == 0);
+	FUZZ_CHECK(header->identity.kind <= BF_KIND_LAST);
+	FUZZ_CHECK(header->identity.kind == BF_KIND_OTHER || header->identity.tag == 0);
 	FUZZ_CHECK(header->capacity >= 1);
 	FUZZ_CHECK(header->fpr > 0.0 && header->fpr <= 0.5);
 	FUZZ_CHECK(len <= BF_MAX_VALUE_BYTES);
@@ -489,7 +490,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 	FUZZ_CHECK(batch != NULL && single != NULL);
 	check_header(value, len, header);
 	check_estimates(bits, header, &set_before, &fpr_before, &cardinality_before);
-	if (header->key_kind == BF_KIND_NONE)
+	if (header->identity.kind == BF_KIND_NONE)
 		FUZZ_CHECK(set_before == 0 && header->inserted == 0);
 
 	/* Probes read the one block the hash picks, and nothing else. */
@@ -520,8 +521,8 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 								hashes[i]));
 
 	/* The header the glue writes after an add validates and round-trips. */
-	if (added.key_kind == BF_KIND_NONE)
-		added.key_kind = BF_KIND_NUMBER;
+	if (added.identity.kind == BF_KIND_NONE)
+		added.identity.kind = BF_KIND_NUMBER;
 	added.inserted = added.inserted > UINT64_MAX - n ? UINT64_MAX
 		: added.inserted + n;
 	bf_write_header(batch, &added);
@@ -534,7 +535,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 	{
 		BfHeader	through_filter_add = *header;
 
-		through_filter_add.key_kind = added.key_kind;
+		through_filter_add.identity.kind = added.identity.kind;
 		memcpy(single, value, len);
 		FUZZ_CHECK(bf_filter_add(single, len, &through_filter_add, hashes, n) == n);
 		FUZZ_CHECK(headers_equal(&through_filter_add, &added));
@@ -627,7 +628,7 @@ check_chain_walk(const uint8_t *value, size_t len, const BfHeader *header,
 		FUZZ_CHECK(segment.capacity == capacity && segment.fpr == fpr);
 		planned = planned_segment(header, plan, count);
 		FUZZ_CHECK(planned->nblocks == slow->nblocks && planned->k == slow->k);
-		if (header->key_kind == BF_KIND_NONE)
+		if (header->identity.kind == BF_KIND_NONE)
 			FUZZ_CHECK(slow->inserted == 0 &&
 					   slow_popcount(value + slow->bits,
 									 (size_t) slow->nblocks * BF_BLOCK_BYTES) == 0);
@@ -757,8 +758,8 @@ exercise_chain(const uint8_t *value, size_t len, const BfHeader *header)
 
 	/* Add with growth, the key kind set first as the glue sets it. */
 	memcpy(grown, value, len);
-	if (added.key_kind == BF_KIND_NONE)
-		added.key_kind = BF_KIND_NUMBER;
+	if (added.identity.kind == BF_KIND_NONE)
+		added.identity.kind = BF_KIND_NUMBER;
 	appended = add_to_chain(&grown, &grown_len, &added, hashes, n);
 	FUZZ_CHECK(added.nsegments == header->nsegments + appended);
 	FUZZ_CHECK(added.inserted == bf_count_add(header->inserted, n));
@@ -839,7 +840,7 @@ exercise_chain(const uint8_t *value, size_t len, const BfHeader *header)
 		FUZZ_CHECK(bf_read_header(chain, fresh_len, &decoded) == BF_OK);
 		FUZZ_CHECK(bf_check_segments(chain, fresh_len, &decoded) == BF_OK);
 		FUZZ_CHECK(decoded.nsegments == header->nsegments && decoded.inserted == 0 &&
-				   decoded.key_kind == BF_KIND_NONE);
+				   decoded.identity.kind == BF_KIND_NONE);
 		for (uint32_t i = 0; i < header->nsegments; i++)
 		{
 			size_t		at = segments[i].bits - BF_SEGMENT_HEADER_SIZE;

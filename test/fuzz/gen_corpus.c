@@ -88,7 +88,7 @@ sized_header(uint64_t capacity, double fpr, uint64_t seed)
 	header.version = BF_FORMAT_VERSION;
 	header.layout = BF_LAYOUT_BLOCKED512;
 	header.k = sizing.k;
-	header.key_kind = BF_KIND_NONE;
+	header.identity.kind = BF_KIND_NONE;
 	header.nblocks = sizing.nblocks;
 	header.seed = seed;
 	header.capacity = capacity;
@@ -111,7 +111,7 @@ add_keys(uint8_t *value, BfHeader *header, BfKeyKind kind, uint64_t first,
 		hash = bf_hash(bytes, sizeof(bytes), header->seed);
 		bf_add_hashes(bf_bits(value), header->nblocks, header->k, &hash, 1);
 	}
-	header->key_kind = kind;
+	header->identity.kind = kind;
 	header->inserted += count;
 	bf_write_header(value, header);
 }
@@ -164,7 +164,7 @@ valid_filled(uint8_t *value)
 	header = sized_header(10, 0.05, 7);
 	len = bf_value_bytes(header.nblocks);
 	bf_init(value, &header);
-	header.key_tag = 0x2468ace1;	/* OTHER is the one kind with a tag */
+	header.identity.tag = 0x2468ace1;	/* OTHER is the one kind with a tag */
 	add_keys(value, &header, BF_KIND_OTHER, 0, 10);
 	emit_value("valid-other-tagged", value, len, BF_OK);
 
@@ -176,7 +176,7 @@ valid_filled(uint8_t *value)
 
 	/* Every bit set: the count estimate is its finite floor, the rate 1. */
 	header = sized_header(1, 0.01, 0);
-	header.key_kind = BF_KIND_UUID;
+	header.identity.kind = BF_KIND_UUID;
 	header.inserted = UINT64_MAX;
 	len = bf_value_bytes(header.nblocks);
 	bf_init(value, &header);
@@ -258,10 +258,10 @@ invalid(uint8_t *value)
 	h.k = BF_MAX_K + 1;
 	emit_changed_header("bad-k-33", h, BF_ERR_K);
 	h = base;
-	h.key_kind = BF_KIND_LAST + 1;
+	h.identity.kind = BF_KIND_LAST + 1;
 	emit_changed_header("bad-kind", h, BF_ERR_KIND);
 	h = base;
-	h.key_tag = 1;
+	h.identity.tag = 1;
 	emit_changed_header("bad-tag-on-number", h, BF_ERR_KIND);
 	h = base;
 	h.nblocks = 0;
@@ -288,13 +288,13 @@ invalid(uint8_t *value)
 	h.fpr = -0.01;
 	emit_changed_header("bad-fpr-negative", h, BF_ERR_FPR);
 	h = base;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	h.inserted = 1;
 	emit_changed_header("bad-empty-with-count", h, BF_ERR_EMPTY_HAS_BITS);
 
 	/* Only the kind byte damaged (checksum fixed): bits but no kind. */
 	h = base;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	h.inserted = 0;
 	bf_write_header(value, &h);
 	emit_value("bad-empty-with-bits", value, len, BF_ERR_EMPTY_HAS_BITS);
@@ -341,7 +341,7 @@ chain_start(SeedChain *chain, uint64_t capacity, double fpr, uint8_t growth,
 static void
 chain_add_keys(SeedChain *chain, BfKeyKind kind, uint64_t first, uint64_t count)
 {
-	chain->header.key_kind = kind;
+	chain->header.identity.kind = kind;
 	for (uint64_t key = first; key < first + count; key++)
 	{
 		uint8_t		bytes[8];
@@ -400,9 +400,9 @@ valid_chains(SeedChain *chain)
 	emit_value("valid-chain-cannot-grow", chain->value, chain->len, BF_OK);
 
 	chain_start(chain, 5, 0.05, 2, 7);
-	chain->header.key_tag = 0x2468ace1;
-	chain->header.env_encoding = 6;
-	chain->header.env_locale = 0x13572468;
+	chain->header.identity.tag = 0x2468ace1;
+	chain->header.identity.env_encoding = 6;
+	chain->header.identity.env_locale = 0x13572468;
 	chain_add_keys(chain, BF_KIND_OTHER, 0, 9);
 	emit_value("valid-chain-other-env", chain->value, chain->len, BF_OK);
 }
@@ -467,7 +467,7 @@ invalid_chains(SeedChain *chain)
 	h.capacity = 1000;
 	emit_changed_chain("bad-chain-capacity-vs-plan", chain, h, BF_ERR_SEGMENT_SIZE);
 	h = chain->header;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	h.inserted = 0;
 	emit_changed_chain("bad-chain-empty-with-bits", chain, h, BF_ERR_EMPTY_HAS_BITS);
 
@@ -647,7 +647,7 @@ invalid_deltas(void)
 	h.fpr = 0.02;
 	emit_delta_for("bad-delta-mismatch-fpr", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
 	h = *chain;
-	h.key_kind = BF_KIND_TEXT;
+	h.identity.kind = BF_KIND_TEXT;
 	emit_delta_for("bad-delta-mismatch-kind", 1, &h, 1, BF_ERR_DELTA_MISMATCH);
 	h = *chain;
 	h.growth = 4;
@@ -748,7 +748,7 @@ qf_new(uint8_t *value, uint64_t capacity, double fpr, uint64_t seed)
 
 	memset(&h, 0, sizeof(h));
 	h.version = QF_FORMAT_VERSION;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	h.seed = seed;
 	h.capacity = capacity;
 	h.fpr = fpr;
@@ -800,7 +800,7 @@ qf_add_keys(uint8_t *value, QfHeader *h, BfKeyKind kind, uint64_t first,
 		for (int c = 0; c < copies; c++)
 			qf_add_fingerprint(value, h, fingerprint);
 	}
-	h->key_kind = kind;
+	h->identity.kind = kind;
 	qf_write_header(value, h);
 }
 
@@ -870,9 +870,9 @@ qf_valid_values(uint8_t *value)
 
 	/* environment fields, allowed for the "other" kind only */
 	h = qf_new(value, 10, 0.05, 7);
-	h.key_tag = 0x2468ace1;
-	h.env_encoding = 6;
-	h.env_locale = 0x13572468;
+	h.identity.tag = 0x2468ace1;
+	h.identity.env_encoding = 6;
+	h.identity.env_locale = 0x13572468;
 	qf_add_keys(value, &h, BF_KIND_OTHER, 0, 10, 1);
 	emit_qvalue("valid-other-env", value, qf_value_bytes(&h), QF_OK);
 
@@ -884,7 +884,7 @@ qf_valid_values(uint8_t *value)
 		qf_add_fingerprint(value, &h, (UINT64_C(62) << h.r) | 1);
 	for (uint64_t i = 0; i < 10; i++)
 		qf_add_fingerprint(value, &h, i);
-	h.key_kind = BF_KIND_NUMBER;
+	h.identity.kind = BF_KIND_NUMBER;
 	qf_write_header(value, &h);
 	emit_qvalue("valid-spill-into-spare", value, qf_value_bytes(&h), QF_OK);
 
@@ -893,7 +893,7 @@ qf_valid_values(uint8_t *value)
 	FUZZ_CHECK(h.home_blocks >= 3);
 	for (uint64_t i = 0; i < 120; i++)
 		qf_add_fingerprint(value, &h, ((58 + i % 12) << h.r) | (i * 7 % 100));
-	h.key_kind = BF_KIND_NUMBER;
+	h.identity.kind = BF_KIND_NUMBER;
 	qf_write_header(value, &h);
 	emit_qvalue("valid-cluster-across-blocks", value, qf_value_bytes(&h), QF_OK);
 }
@@ -954,13 +954,13 @@ qf_invalid_values(uint8_t *value)
 	h.version = QF_FORMAT_VERSION + 1;
 	emit_qchanged("bad-version", value, len, h, QF_ERR_VERSION);
 	h = base;
-	h.key_kind = BF_KIND_LAST + 1;
+	h.identity.kind = BF_KIND_LAST + 1;
 	emit_qchanged("bad-kind", value, len, h, QF_ERR_KIND);
 	h = base;
-	h.key_tag = 1;
+	h.identity.tag = 1;
 	emit_qchanged("bad-tag-on-number", value, len, h, QF_ERR_KIND);
 	h = base;
-	h.env_encoding = 6;
+	h.identity.env_encoding = 6;
 	emit_qchanged("bad-env-on-number", value, len, h, QF_ERR_RESERVED);
 	h = base;
 	h.capacity = 0;
@@ -999,7 +999,7 @@ qf_invalid_values(uint8_t *value)
 	h.count = 2 * h.capacity + 1;
 	emit_qchanged("bad-count-over-limit", value, len, h, QF_ERR_COUNT);
 	h = base;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	emit_qchanged("bad-count-on-none", value, len, h, QF_ERR_COUNT);
 
 	/* slots: run ends, homes, offsets and remainders that do not agree */

@@ -58,7 +58,7 @@ new_filter(uint64_t capacity, double fpr, BfHeader *header)
 	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
 		abort();
 	bf_fixed_header(capacity, fpr, &sizing, header);
-	header->key_kind = BF_KIND_NUMBER;
+	header->identity.kind = BF_KIND_NUMBER;
 	value = malloc(bf_value_bytes(sizing.nblocks));
 	bf_init(value, header);
 	return value;
@@ -297,14 +297,14 @@ test_header_and_validator(void)
 	{
 		BfHeader	other = header;
 
-		other.key_kind = BF_KIND_OTHER;
-		other.key_tag = 0x1234567u | 1;
-		other.env_encoding = 7;
-		other.env_locale = 0xDEADBEEFu;
+		other.identity.kind = BF_KIND_OTHER;
+		other.identity.tag = 0x1234567u | 1;
+		other.identity.env_encoding = 7;
+		other.identity.env_locale = 0xDEADBEEFu;
 		bf_write_header(copy, &other);
 		memcpy(copy + BF_HEADER_SIZE, value + BF_HEADER_SIZE, len - BF_HEADER_SIZE);
 		check(bf_validate(copy, len, &decoded) == BF_OK &&
-			  decoded.env_encoding == 7 && decoded.env_locale == 0xDEADBEEFu,
+			  decoded.identity.env_encoding == 7 && decoded.identity.env_locale == 0xDEADBEEFu,
 			  "a kind-other filter's environment round-trips");
 		copy[53] ^= 4;
 		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
@@ -316,19 +316,19 @@ test_header_and_validator(void)
 
 		/* Version 1: checksum of bytes 0..47 only, no environment. */
 		other.version = 1;
-		other.env_encoding = 0;
-		other.env_locale = 0;
+		other.identity.env_encoding = 0;
+		other.identity.env_locale = 0;
 		bf_write_header(copy, &other);
 		check(bf_validate(copy, len, &decoded) == BF_OK && decoded.version == 1,
 			  "a version 1 value still validates");
-		other.env_encoding = 7;
+		other.identity.env_encoding = 7;
 		bf_write_header(copy, &other);
 		check(bf_validate(copy, len, &decoded) == BF_ERR_RESERVED,
 			  "a version 1 value cannot record an environment");
 	}
 
 	/* A filter of no kind with bits set is rejected. */
-	header.key_kind = BF_KIND_NONE;
+	header.identity.kind = BF_KIND_NONE;
 	header.inserted = 0;
 	bf_write_header(value, &header);
 	check(bf_validate(value, len, &decoded) == BF_ERR_EMPTY_HAS_BITS,
@@ -433,9 +433,9 @@ test_set_algebra_and_estimates(void)
 	hb.k++;
 	check(!bf_compatible(&ha, &hb), "different k is incompatible");
 	hb.k--;
-	hb.key_kind = BF_KIND_TEXT;
+	hb.identity.kind = BF_KIND_TEXT;
 	check(!bf_compatible(&ha, &hb), "different key kind is incompatible");
-	hb.key_kind = BF_KIND_NONE;
+	hb.identity.kind = BF_KIND_NONE;
 	check(bf_compatible(&ha, &hb), "a kindless filter is compatible with any kind");
 	hb.capacity++;
 	check(!bf_compatible(&ha, &hb), "different capacity is incompatible, even with the same bits");
@@ -946,7 +946,7 @@ new_chain(TestChain *chain, uint64_t capacity, double fpr, uint8_t growth,
 						&chain->header, &unlimited_hooks) != BF_OK)
 		abort();
 	chain->header.seed = seed;
-	chain->header.key_kind = BF_KIND_NUMBER;
+	chain->header.identity.kind = BF_KIND_NUMBER;
 	bf_write_header(chain->value, &chain->header);
 }
 
@@ -1064,7 +1064,7 @@ test_chain_new(void)
 	check(bf_chain_header(1000, 0.01, 2, &header) == BF_OK &&
 		  header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_CHAINED &&
 		  header.k == 0 && header.nblocks == 0 && header.nsegments == 0 &&
-		  header.growth == 2 && header.key_kind == BF_KIND_NONE &&
+		  header.growth == 2 && header.identity.kind == BF_KIND_NONE &&
 		  header.capacity == 1000 && header.fpr == 0.01 && header.inserted == 0,
 		  "chain: a new chain's header is version 2, layout 2, k 0, no segment yet");
 	check(bf_is_chain(&header), "chain: bf_is_chain says so");
@@ -1095,7 +1095,7 @@ test_chain_new(void)
 		  decoded.layout == BF_LAYOUT_CHAINED && decoded.version == BF_FORMAT_VERSION &&
 		  decoded.k == 0 && decoded.nblocks == 0 && decoded.nsegments == 1 &&
 		  decoded.growth == 2 && decoded.capacity == 1000 && decoded.fpr == 0.01 &&
-		  decoded.inserted == 0 && decoded.key_kind == BF_KIND_NONE,
+		  decoded.inserted == 0 && decoded.identity.kind == BF_KIND_NONE,
 		  "chain: a new chain of one segment validates and its header round-trips");
 	check(value[4] == 0 && value[7] == 2 && value[12] == 1 && value[13] == 0 &&
 		  value[14] == 0 && value[15] == 0,
@@ -1117,7 +1117,7 @@ test_chain_new(void)
 
 	new_chain(&chain, 10, 0.01, 2, 0);
 	check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
-		  decoded.key_kind == BF_KIND_NUMBER,
+		  decoded.identity.kind == BF_KIND_NUMBER,
 		  "chain: the test helper's new chain validates");
 	free(chain.value);
 }
@@ -1466,7 +1466,7 @@ test_chain_validator(void)
 	check(validate_with_header(&chain, &h) == BF_ERR_SEGMENT_SIZE,
 		  "chain validator: a rate at which the segments cannot be sized fails the plan");
 	h = chain.header;
-	h.key_kind = BF_KIND_NONE;
+	h.identity.kind = BF_KIND_NONE;
 	h.inserted = 0;
 	check(validate_with_header(&chain, &h) == BF_ERR_EMPTY_HAS_BITS,
 		  "chain validator: a kindless chain with values is rejected");
@@ -1813,12 +1813,12 @@ test_union_into(void)
 	/* fixed size: the bits ORed, counts summed, the empty side takes the kind */
 	e = new_filter(5000, 0.01, &he);
 	f = new_filter(5000, 0.01, &hf);
-	he.key_kind = BF_KIND_NONE;
+	he.identity.kind = BF_KIND_NONE;
 	bf_write_header(e, &he);
-	hf.key_kind = BF_KIND_OTHER;
-	hf.key_tag = 77;
-	hf.env_encoding = 7;
-	hf.env_locale = 0xabcdef;
+	hf.identity.kind = BF_KIND_OTHER;
+	hf.identity.tag = 77;
+	hf.identity.env_encoding = 7;
+	hf.identity.env_locale = 0xabcdef;
 	add_keys(f, &hf, 0, 4000);
 	nbytes = (size_t) hf.nblocks * BF_BLOCK_BYTES;
 	bf_read_header(e, bf_value_bytes(he.nblocks), &he);
@@ -1830,13 +1830,13 @@ test_union_into(void)
 	check(bf_union_into(&e, &len, &he, f, bf_value_bytes(hf.nblocks), &hf, NULL) == BF_OK &&
 		  len == bf_value_bytes(hf.nblocks) && memcmp(bf_bits(e), bits, nbytes) == 0 &&
 		  bf_read_header(e, len, &decoded) == BF_OK && decoded.inserted == 4000 &&
-		  decoded.key_kind == BF_KIND_OTHER && decoded.key_tag == 77 &&
-		  decoded.env_encoding == 7 && decoded.env_locale == 0xabcdef,
+		  decoded.identity.kind == BF_KIND_OTHER && decoded.identity.tag == 77 &&
+		  decoded.identity.env_encoding == 7 && decoded.identity.env_locale == 0xabcdef,
 		  "union: of fixed size, the bits ORed (no memory needed) and the empty side takes the "
 		  "other's key kind, tag and environment");
 	before = hf;
 	check(bf_union_into(&f, &len, &hf, e, len, &decoded, NULL) == BF_OK &&
-		  hf.inserted == 8000 && hf.key_tag == before.key_tag &&
+		  hf.inserted == 8000 && hf.identity.tag == before.identity.tag &&
 		  bf_read_header(f, len, &decoded) == BF_OK && decoded.inserted == 8000,
 		  "union: counts add up, a side with a kind keeps it");
 	free(e);
@@ -1865,14 +1865,14 @@ test_intersect_into(void)
 	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
 		  memcmp(bf_bits(a), bits, nbytes) == 0 &&
 		  bf_read_header(a, len, &decoded) == BF_OK && decoded.inserted == 3000 &&
-		  decoded.key_kind == BF_KIND_NUMBER,
+		  decoded.identity.kind == BF_KIND_NUMBER,
 		  "intersect: the bits ANDed, the smaller count kept");
 
-	hb.key_kind = BF_KIND_NONE;
+	hb.identity.kind = BF_KIND_NONE;
 	hb.inserted = 0;
 	bf_init(b, &hb);
 	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
-		  bf_validate(a, len, &decoded) == BF_OK && decoded.key_kind == BF_KIND_NONE &&
+		  bf_validate(a, len, &decoded) == BF_OK && decoded.identity.kind == BF_KIND_NONE &&
 		  decoded.inserted == 0,
 		  "intersect: with an empty filter, nothing is left, of no kind");
 	hb.seed = 3;
@@ -1903,12 +1903,12 @@ test_fixed_header(void)
 	bf_init(value, &header);
 	check(header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_BLOCKED512 &&
 		  header.k == sizing.k && header.nblocks == sizing.nblocks &&
-		  header.key_kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&
+		  header.identity.kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&
 		  header.growth == 0 && header.nsegments == 1 &&
 		  bf_validate(value, bf_value_bytes(header.nblocks), &decoded) == BF_OK &&
 		  decoded.version == header.version && decoded.layout == header.layout &&
 		  decoded.k == header.k && decoded.nblocks == header.nblocks &&
-		  decoded.key_kind == BF_KIND_NONE && decoded.capacity == 1000 &&
+		  decoded.identity.kind == BF_KIND_NONE && decoded.capacity == 1000 &&
 		  decoded.fpr == 0.01 && decoded.nsegments == 1 && decoded.growth == 0,
 		  "fixed header: as sized, no kind yet, and it decodes to itself");
 	free(value);

@@ -85,7 +85,7 @@ new_fixed(uint64_t capacity, double fpr, uint64_t seed)
 	f.header.version = BF_FORMAT_VERSION;
 	f.header.layout = BF_LAYOUT_BLOCKED512;
 	f.header.k = sizing.k;
-	f.header.key_kind = BF_KIND_NUMBER;
+	f.header.identity.kind = BF_KIND_NUMBER;
 	f.header.nblocks = sizing.nblocks;
 	f.header.capacity = capacity;
 	f.header.fpr = fpr;
@@ -122,7 +122,7 @@ new_chain(uint64_t capacity, double fpr, uint8_t growth, uint64_t seed)
 	if (bf_chain_header(capacity, fpr, growth, &f.header) != BF_OK)
 		abort();
 	f.header.seed = seed;
-	f.header.key_kind = BF_KIND_NUMBER;
+	f.header.identity.kind = BF_KIND_NUMBER;
 	f.len = BF_HEADER_SIZE;
 	f.value = checked_malloc(f.len);
 	if (!grow(&f))
@@ -145,8 +145,8 @@ static bool
 same_header(const BfHeader *a, const BfHeader *b)
 {
 	return a->version == b->version && a->layout == b->layout && a->k == b->k &&
-		a->key_kind == b->key_kind && a->key_tag == b->key_tag &&
-		a->env_encoding == b->env_encoding && a->env_locale == b->env_locale &&
+		a->identity.kind == b->identity.kind && a->identity.tag == b->identity.tag &&
+		a->identity.env_encoding == b->identity.env_encoding && a->identity.env_locale == b->identity.env_locale &&
 		a->nblocks == b->nblocks && a->seed == b->seed && a->capacity == b->capacity &&
 		memcmp(&a->fpr, &b->fpr, sizeof(double)) == 0 && a->inserted == b->inserted &&
 		a->growth == b->growth && a->nsegments == b->nsegments;
@@ -296,8 +296,8 @@ test_format(void)
 	uint64_t	fpr_bits;
 	bool		fields;
 
-	f.header.key_kind = BF_KIND_OTHER;
-	f.header.key_tag = 0xA1B2C3D4;
+	f.header.identity.kind = BF_KIND_OTHER;
+	f.header.identity.tag = 0xA1B2C3D4;
 	bf_delta_start(&writer, out, &f.header, 3);
 	bf_delta_add(&writer, 0, UINT64_C(0x1122334455667788));
 	bf_delta_add(&writer, 0, 2);
@@ -858,11 +858,11 @@ test_mismatch(void)
 					other.fpr = nextafter(other.fpr, 1.0);
 					break;
 				case 3:
-					other.key_kind = BF_KIND_TEXT;
+					other.identity.kind = BF_KIND_TEXT;
 					break;
 				case 4:
-					other.key_kind = BF_KIND_OTHER;
-					other.key_tag = 7;
+					other.identity.kind = BF_KIND_OTHER;
+					other.identity.tag = 7;
 					break;
 				case 5:
 					other.version = 1;
@@ -905,7 +905,7 @@ test_mismatch(void)
 	{
 		TestFilter	kindless = clone(&fixed);
 
-		kindless.header.key_kind = BF_KIND_NONE;
+		kindless.header.identity.kind = BF_KIND_NONE;
 		delta = delta_for(&fixed.header, 1, 0, &len);
 		check(refused(&kindless, delta, len, BF_ERR_DELTA_MISMATCH),
 			  "mismatch: a copy of kind none takes no delta");
@@ -944,7 +944,7 @@ test_cannot_grow(void)
 	size_t		delta_len;
 
 	bf_chain_header(100000000, 0.01, 16, &header);
-	header.key_kind = BF_KIND_NUMBER;
+	header.identity.kind = BF_KIND_NUMBER;
 	bf_chain_next(&header, BF_HEADER_SIZE, &first, &len);
 	header.nsegments = 1;
 	delta = delta_for(&header, 2, 0, &delta_len);

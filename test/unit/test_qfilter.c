@@ -66,7 +66,7 @@ filter_new(Filter *f, uint64_t capacity, double fpr)
 {
 	memset(&f->header, 0, sizeof(f->header));
 	f->header.version = QF_FORMAT_VERSION;
-	f->header.key_kind = BF_KIND_NUMBER;
+	f->header.identity.kind = BF_KIND_NUMBER;
 	f->header.capacity = capacity;
 	f->header.fpr = fpr;
 	if (qf_size_for(capacity, fpr, &f->header) != QF_OK)
