@@ -91,7 +91,11 @@ export class Filter {
   /** false if the key was certainly never added; true if it may have been. */
   contains(key: KeyValue): boolean;
   add(key: KeyValue): this;
+  /** The answers as a new array, or into `out` (an array or a Uint8Array
+   * of 1 and 0, at least as long as keys), which is returned. */
   containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): boolean[];
+  containsMany<Out extends boolean[] | Uint8Array>(
+    keys: Iterable<KeyValue> | Float64Array | BigInt64Array, out: Out): Out;
   addMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): this;
   /** The key spelled as text, read as the server's input function for the
    * filter's kind reads it. */
@@ -161,6 +165,8 @@ export class LiveFilter {
   add(key: KeyValue): this;
   contains(key: KeyValue): boolean;
   containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): boolean[];
+  containsMany<Out extends boolean[] | Uint8Array>(
+    keys: Iterable<KeyValue> | Float64Array | BigInt64Array, out: Out): Out;
   readonly lsn: string | null;
   readonly timeline: string | null;
   readonly build: string | null;

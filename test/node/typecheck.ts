@@ -12,6 +12,7 @@ const f: Filter = Filter.empty('number', 1000, 0.01, { growth: 2 });
 f.add(1).add(2n).add(bloomfilter.numeric('1.5'));
 const answers: boolean[] = f.containsMany([1, 2, 3]);
 const many: boolean[] = f.containsMany(new Float64Array([1, 2]));
+const into: Uint8Array = f.containsMany([1, 2], new Uint8Array(2));
 const maybe: boolean = f.contains(bloomfilter.uuid('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'));
 const info: FilterInfo = f.info();
 const seed: bigint = info.seed;
@@ -60,6 +61,8 @@ f.add(null);
 f.union(bytes);
 // @ts-expect-error: filters are made by the static functions
 new Filter();
+// @ts-expect-error: answers go into an array or a Uint8Array
+f.containsMany([1], new Float64Array(1));
 // @ts-expect-error: the options are named
 new LiveFilter(connect2(), 'i', 2);
 
@@ -67,4 +70,4 @@ function connect2(): Client {
   return new Client();
 }
 
-export { answers, many, maybe, seed, growth, keys, follow };
+export { answers, many, into, maybe, seed, growth, keys, follow };
