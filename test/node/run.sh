@@ -138,7 +138,7 @@ package_install() {
 	fi
 
 	cp "$HERE/typecheck.ts" "$project/"
-	if (cd "$project" && npx --no-install tsc --noEmit --strict --target es2020 --module commonjs --types node typecheck.ts) \
+	if (cd "$project" && ./node_modules/.bin/tsc --noEmit --strict --target es2020 --module commonjs --types node typecheck.ts) \
 		>"$work/tsc.log" 2>&1; then
 		ok "tsc --strict type-checks an example against the package's declarations (misuses refused)"
 	else
