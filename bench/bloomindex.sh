@@ -79,27 +79,13 @@ define_index_queries() {
 	QUERY[point_none]="SELECT 42::bigint <> 0"
 }
 
-# WAL bytes of WAL_INSERTS single-row INSERT statements into a table, each
-# its own transaction as a client's would be, after a pass that puts every
-# index page into the WAL since the checkpoint.
-wal_per_insert() {
-	local table=$1 script=$WORK/wal-$1.sql start end
-	for ((i = 0; i < WAL_INSERTS; i++)); do
-		echo "INSERT INTO $table VALUES ((random() * 1e12)::bigint);"
-	done >"$script"
-	"${PSQL[@]}" -q -f "$script" >/dev/null || die "warming $table failed"
-	start=$(sql_value "SELECT pg_current_wal_insert_lsn()")
-	"${PSQL[@]}" -q -f "$script" >/dev/null || die "inserting into $table failed"
-	end=$(sql_value "SELECT pg_current_wal_insert_lsn()")
-	sql_value "SELECT pg_wal_lsn_diff('$end', '$start') / $WAL_INSERTS"
-}
 
 wal_and_inserts() {
 	local none bloom btree
 	sql_value "CHECKPOINT" >/dev/null
-	none=$(wal_per_insert ins_none)
-	bloom=$(wal_per_insert ins_bloom)
-	btree=$(wal_per_insert ins_btree)
+	none=$(wal_per_insert ins_none "$WAL_INSERTS")
+	bloom=$(wal_per_insert ins_bloom "$WAL_INSERTS")
+	btree=$(wal_per_insert ins_btree "$WAL_INSERTS")
 	value_row 19 "extra WAL per INSERT, bloomfilter index" "$(calc "$bloom - $none")" B "-" - "<= 150"
 	value_row 19 "extra WAL per INSERT, btree (for scale)" "$(calc "$btree - $none")" B "-" - ""
 	measure "$RUNS" ins_none ins_bloom ins_btree
@@ -151,33 +137,4 @@ default_sizing() {
 	value_row 19 "fpr, no options, filled after CREATE INDEX" "$(calc "$hits / $absent")" "" "-" - "<= 0.01"
 }
 
-index_main() {
-	local started=$SECONDS
-	check_arguments
-	ensure_prerequisites
-	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-	LIBRARY_AT_START=$(library_id)
-	trap cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM HUP
-	start_cluster
-	echo "loading data (N = $N) ..." >&2
-	load_index_data
-	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
-	define_index_queries
-	NOTES=()
-	: >"$WORK/times"
-	echo
-	table_header
-	wal_and_inserts
-	probes
-	growth
-	default_sizing
-	echo
-	echo "targets: $PASSED passed, $FAILED failed"
-	printf '%s\n' "${NOTES[@]}"
-	print_machine
-	echo "runtime: $((SECONDS - started)) s"
-}
-
-index_main
+bench_main load_index_data define_index_queries wal_and_inserts probes growth default_sizing

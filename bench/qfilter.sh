@@ -74,34 +74,15 @@ remove_everything() {
 	paired_row 17 "qfilter_remove_all of 1M keys" qf_remove_all ms "qfilter_add_all of the same keys" qf_add_all ""
 }
 
-qfilter_main() {
-	local started=$SECONDS
-	check_arguments
-	ensure_prerequisites
-	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-	LIBRARY_AT_START=$(library_id)
-	trap cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM HUP
-	start_cluster
-	echo "loading data (N = $N) ..." >&2
+
+load_qfilter_data() {
 	load_data
 	load_qfilters
-	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
-	define_queries
-	define_qfilter_queries
-	NOTES=()
-	: >"$WORK/times"
-	echo
-	table_header
-	space
-	aggregate_and_probe
-	remove_everything
-	echo
-	echo "targets: $PASSED passed, $FAILED failed"
-	printf '%s\n' "${NOTES[@]}"
-	print_machine
-	echo "runtime: $((SECONDS - started)) s"
 }
 
-qfilter_main
+define_all_queries() {
+	define_queries
+	define_qfilter_queries
+}
+
+bench_main load_qfilter_data define_all_queries space aggregate_and_probe remove_everything

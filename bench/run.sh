@@ -533,6 +533,55 @@ print_machine() {
 	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU)=' | sort | tr '\n' ' ')bash bench/$(basename "$0") ${BENCH_ARGS:-$N}"
 }
 
+# bench_main LOAD DEFINE SECTION...: the run of a script that sources this
+# one (bloomindex.sh, qfilter.sh, sync.sh): the checks, the cluster, LOAD
+# (its data), DEFINE (its queries), then each SECTION's rows of one table,
+# the verdicts and the machine.  Cleans up on any exit.
+bench_main() {
+	local load=$1 define=$2 started=$SECONDS section
+	shift 2
+	check_arguments
+	ensure_prerequisites
+	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+	LIBRARY_AT_START=$(library_id)
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM HUP
+	start_cluster
+	echo "loading data (N = $N) ..." >&2
+	$load
+	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
+	$define
+	NOTES=()
+	: >"$WORK/times"
+	echo
+	table_header
+	for section in "$@"; do
+		$section
+	done
+	echo
+	echo "targets: $PASSED passed, $FAILED failed"
+	printf '%s\n' "${NOTES[@]}"
+	print_machine
+	echo "runtime: $((SECONDS - started)) s"
+}
+
+# wal_per_insert TABLE COUNT: WAL bytes of COUNT single-row INSERT
+# statements into TABLE, each its own transaction as a client's would be,
+# after a pass that puts every page of its indexes into the WAL since the
+# checkpoint.
+wal_per_insert() {
+	local table=$1 count=$2 script=$WORK/wal-$1.sql start end
+	for ((i = 0; i < count; i++)); do
+		echo "INSERT INTO $table VALUES ((random() * 1e12)::bigint);"
+	done >"$script"
+	"${PSQL[@]}" -q -f "$script" >/dev/null || die "warming $table failed"
+	start=$(sql_value "SELECT pg_current_wal_insert_lsn()")
+	"${PSQL[@]}" -q -f "$script" >/dev/null || die "inserting into $table failed"
+	end=$(sql_value "SELECT pg_current_wal_insert_lsn()")
+	sql_value "SELECT pg_wal_lsn_diff('$end', '$start') / $count"
+}
+
 main() {
 	local started=$SECONDS
 	check_arguments

@@ -66,28 +66,14 @@ define_sync_queries() {
 	QUERY[sync_none]="SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn) c WHERE s.name = 'after'"
 }
 
-# WAL bytes of WAL_INSERTS single-row INSERT statements into a table, each
-# its own transaction, after a pass that puts every page into the WAL since
-# the checkpoint.
-wal_per_insert() {
-	local table=$1 script=$WORK/wal-$1.sql start end
-	for ((i = 0; i < WAL_INSERTS; i++)); do
-		echo "INSERT INTO $table VALUES ((random() * 1e12)::bigint);"
-	done >"$script"
-	"${PSQL[@]}" -q -f "$script" >/dev/null || die "warming $table failed"
-	start=$(sql_value "SELECT pg_current_wal_insert_lsn()")
-	"${PSQL[@]}" -q -f "$script" >/dev/null || die "inserting into $table failed"
-	end=$(sql_value "SELECT pg_current_wal_insert_lsn()")
-	sql_value "SELECT pg_wal_lsn_diff('$end', '$start') / $WAL_INSERTS"
-}
 
 log_costs() {
 	local none nolog log btree
 	sql_value "CHECKPOINT" >/dev/null
-	none=$(wal_per_insert ins_none)
-	nolog=$(wal_per_insert ins_nolog)
-	log=$(wal_per_insert ins_log)
-	btree=$(wal_per_insert ins_btree)
+	none=$(wal_per_insert ins_none "$WAL_INSERTS")
+	nolog=$(wal_per_insert ins_nolog "$WAL_INSERTS")
+	log=$(wal_per_insert ins_log "$WAL_INSERTS")
+	btree=$(wal_per_insert ins_btree "$WAL_INSERTS")
 	value_row 28 "extra WAL per INSERT, the change log" "$(calc "$log - $nolog")" B "-" - "<= 200"
 	value_row 28 "extra WAL per INSERT, index with log" "$(calc "$log - $none")" B "-" - ""
 	value_row 28 "extra WAL per INSERT, btree (for scale)" "$(calc "$btree - $none")" B "-" - ""
@@ -111,30 +97,4 @@ syncs() {
 	value_row 28 "sync of nothing new, over SELECT 1" "$(calc "$none - $one")" ms "-" - "<= 0.2"
 }
 
-sync_main() {
-	local started=$SECONDS
-	check_arguments
-	ensure_prerequisites
-	LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
-	LIBRARY_AT_START=$(library_id)
-	trap cleanup EXIT
-	trap 'exit 130' INT
-	trap 'exit 143' TERM HUP
-	start_cluster
-	echo "loading data (N = $N) ..." >&2
-	load_sync_data
-	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
-	define_sync_queries
-	NOTES=()
-	: >"$WORK/times"
-	echo
-	table_header
-	log_costs
-	syncs
-	echo
-	echo "targets: $PASSED passed, $FAILED failed"
-	print_machine
-	echo "runtime: $((SECONDS - started)) s"
-}
-
-sync_main
+bench_main load_sync_data define_sync_queries log_costs syncs
