@@ -123,6 +123,13 @@ typedef struct bfc_info
 /* The binary form: bloom::bytea, binary COPY, bloom_send. */
 extern bfc_filter *bfc_from_bytes(const void *bytes, size_t len, bfc_error *err);
 
+/*
+ * As bfc_from_bytes, for bytes from malloc that the filter takes instead
+ * of a copy (bfc_free frees them): loading a large value then needs its
+ * size in memory once, not twice.  On failure they stay the caller's.
+ */
+extern bfc_filter *bfc_adopt_bytes(void *bytes, size_t len, bfc_error *err);
+
 /* The text form: "bloom:" and base64, as bloom_out writes it. */
 extern bfc_filter *bfc_from_text(const char *text, size_t len, bfc_error *err);
 

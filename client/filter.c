@@ -147,11 +147,28 @@ filter_of_bytes(const uint8_t *bytes, size_t len, const BfHeader *header,
 	return filter;
 }
 
-bool
-bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err)
+/* A filter of validated bytes from malloc, which it takes; NULL leaves them. */
+static bfc_filter *
+adopt(uint8_t *bytes, size_t len, const BfHeader *header, bfc_error *err)
 {
-	BfHeader	header;
-	BfStatus	status = validate(bytes, len, &header);
+	bfc_filter *filter = calloc(1, sizeof(bfc_filter));
+
+	if (filter == NULL)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
+		return NULL;
+	}
+	filter->value = bytes;
+	filter->len = len;
+	filter->header = *header;
+	return filter;
+}
+
+/* validate, with the error a caller reports. */
+static bool
+validated(const void *bytes, size_t len, BfHeader *header, bfc_error *err)
+{
+	BfStatus	status = validate(bytes, len, header);
 
 	if (status != BF_OK)
 	{
@@ -161,15 +178,32 @@ bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err)
 	return true;
 }
 
+bool
+bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err)
+{
+	BfHeader	header;
+
+	return validated(bytes, len, &header, err);
+}
+
 bfc_filter *
 bfc_from_bytes(const void *bytes, size_t len, bfc_error *err)
 {
 	BfHeader	header;
 
-	if (!bfc_validate_bytes(bytes, len, err))
+	if (!validated(bytes, len, &header, err))
 		return NULL;
-	validate(bytes, len, &header);
 	return filter_of_bytes(bytes, len, &header, err);
+}
+
+bfc_filter *
+bfc_adopt_bytes(void *bytes, size_t len, bfc_error *err)
+{
+	BfHeader	header;
+
+	if (!validated(bytes, len, &header, err))
+		return NULL;
+	return adopt(bytes, len, &header, err);
 }
 
 /*
@@ -248,16 +282,9 @@ bfc_from_text(const char *text, size_t len, bfc_error *err)
 
 	if (!decode_text(text, len, &bytes, &n, &header, err))
 		return NULL;
-	filter = calloc(1, sizeof(bfc_filter));
+	filter = adopt(bytes, n, &header, err);
 	if (filter == NULL)
-	{
 		free(bytes);
-		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
-		return NULL;
-	}
-	filter->value = bytes;
-	filter->len = n;
-	filter->header = header;
 	return filter;
 }
 
@@ -293,8 +320,9 @@ from_hex(const char *text, size_t len, bfc_error *err)
 		}
 		bytes[i] = (uint8_t) (hi << 4 | lo);
 	}
-	filter = bfc_from_bytes(bytes, n, err);
-	free(bytes);
+	filter = bfc_adopt_bytes(bytes, n, err);
+	if (filter == NULL)
+		free(bytes);
 	return filter;
 }
 

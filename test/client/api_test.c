@@ -178,6 +178,22 @@ test_forms_and_sizing(void)
 		  bfc_from_text("bloom:QkYC\nAQYB", 15, &err) == NULL && err.code == BFC_ERR_INVALID);
 	free(text);
 
+	{
+		uint8_t    *owned = malloc(len);
+
+		memcpy(owned, bytes, len);
+		g = bfc_adopt_bytes(owned, len, &err);
+		check("bfc_adopt_bytes takes malloc'd bytes as they are",
+			  g != NULL && bfc_bytes(g, &len) == owned && bfc_contains_int64(g, 7, &err) == 1);
+		bfc_free(g);			/* frees owned */
+		owned = malloc(len);
+		memcpy(owned, bytes, len);
+		owned[9] ^= 1;
+		check("bfc_adopt_bytes refuses damaged bytes, which stay the caller's",
+			  bfc_adopt_bytes(owned, len, &err) == NULL && err.code == BFC_ERR_INVALID);
+		free(owned);
+	}
+
 	check("capacity 0 is refused", bfc_create(BFC_KIND_NUMBER, 0, 0.01, &err) == NULL &&
 		  err.code == BFC_ERR_PARAM);
 	check("fpr 0.6 is refused", bfc_create(BFC_KIND_NUMBER, 10, 0.6, &err) == NULL &&
