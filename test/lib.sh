@@ -79,13 +79,20 @@ finish_timed() {
 	finish
 }
 
-# count_checks FILE: the output of a program that prints check lines of its
-# own (a SQL script, a test program): shows its check and "#" lines and
-# counts its checks with this run's.
+# count_checks FILE [STATUS NAME]: the output of a program that prints
+# check lines of its own (a SQL script, a test program): shows its check
+# and "#" lines and counts its checks with this run's.  Given its exit
+# STATUS, a program that failed without a "not ok" line of its own is one
+# failure more, "NAME stopped", shown with the end of its other output.
 count_checks() {
-	grep -E '^(ok - |not ok - |#)' "$1"
-	passed=$((passed + $(grep -c '^ok - ' "$1")))
-	failed=$((failed + $(grep -c '^not ok - ' "$1")))
+	local file=$1 status=${2:-0} name=${3:-}
+	grep -E '^(ok - |not ok - |#)' "$file"
+	passed=$((passed + $(grep -c '^ok - ' "$file")))
+	failed=$((failed + $(grep -c '^not ok - ' "$file")))
+	if [ "$status" -ne 0 ] && ! grep -q '^not ok - ' "$file"; then
+		not_ok "$name stopped (exit $status)"
+		grep -vE '^(ok - |not ok - |#)' "$file" | tail -n 20 | sed 's/^/#   /'
+	fi
 }
 
 # show_logs FILE...: the last lines of each FILE that is not empty, as "#"
@@ -221,6 +228,8 @@ extension_installed() {
 # start.log), the unix socket, and the port (DIR/port).
 
 WORK=${WORK:-}
+# This file, for the scripts cluster_scripts writes.
+TEST_LIB=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lib.sh
 
 # as_postgres COMMAND ARGUMENT...: runs COMMAND as postgres.  From /, since
 # postgres may not be allowed to enter the caller's directory; arguments
@@ -304,6 +313,14 @@ cluster_port() {
 # through crash recovery, hence the longer wait.
 cluster_restart() {
 	as_postgres "$PGBIN/pg_ctl" -D "$1/data" -l "$1/server.log" -m fast -w -t 120 restart
+}
+
+# cluster_scripts DIR: DIR/stop.sh and DIR/start.sh, which stop DIR's
+# cluster (fast) and start it again as it last started (cluster_restart),
+# for a test program that takes the server away between its checks.
+cluster_scripts() {
+	printf '. %q\nPGBIN=%q\ncluster_stop %q fast\n' "$TEST_LIB" "$PGBIN" "$1" >"$1/stop.sh"
+	printf '. %q\nPGBIN=%q\ncluster_restart %q\n' "$TEST_LIB" "$PGBIN" "$1" >"$1/start.sh"
 }
 
 # cluster_stop DIR [MODE]: stops DIR/data and waits (MODE fast by default;
