@@ -22,43 +22,22 @@ REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/../lib.sh"
 PORT=5581
 PYTHON=/usr/bin/python3
-STARTED=$(date +%s)
 
+# The run's directory (test/lib.sh's $WORK), which holds the cluster.
 work=""
 
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
-finish_timed() {
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
-}
-
-# The server's stop and start, as scripts live_test.py runs between its
-# checks of the staleness bound.
-write_server_scripts() {
-	cat >"$work/stop.sh" <<-EOF
-		. "$REPO/test/lib.sh"
-		PGBIN=$PGBIN
-		cluster_stop "$work" fast
-	EOF
-	cat >"$work/start.sh" <<-EOF
-		. "$REPO/test/lib.sh"
-		PGBIN=$PGBIN
-		cluster_start "$work" $PORT -c fsync=off -c full_page_writes=off
-	EOF
+# The cluster, with the server's stop and start as scripts (stop.sh,
+# start.sh) that live_test.py runs between its checks of the staleness
+# bound.
+start_cluster() {
+	make_workdir live && work=$WORK && mkdir "$work/files" &&
+		cluster_create "$work" "$PORT" -c fsync=off -c full_page_writes=off &&
+		cluster_scripts "$work"
 }
 
 main() {
 	local status
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-psycopg ||
 		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg"; finish_timed; }
 	if ! extension_installed; then
@@ -75,28 +54,12 @@ main() {
 		finish_timed
 	fi
 
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	chown postgres "$work"
-	mkdir "$work/files"
-	cluster_init "$work" >"$work/initdb.log" 2>&1 || { sed 's/^/#   /' "$work/initdb.log"; not_ok "initdb"; finish_timed; }
-	write_server_scripts
-	if ! bash "$work/start.sh" >/dev/null 2>&1; then
-		sed 's/^/#   /' "$work/server.log" | tail -n 20
-		not_ok "starting a throwaway cluster on port $PORT"
-		finish_timed
-	fi
+	start_cluster || { not_ok "starting a throwaway cluster on port $PORT"; finish_timed; }
 
 	"$PYTHON" "$HERE/live_test.py" --host "$work" --port "$PORT" --repo "$REPO" \
 		--work "$work/files" --stop "$work/stop.sh" --start "$work/start.sh" >"$work/live.out" 2>&1
 	status=$?
-	grep -E '^(ok - |not ok - |#)' "$work/live.out"
-	passed=$((passed + $(grep -c '^ok - ' "$work/live.out")))
-	failed=$((failed + $(grep -c '^not ok - ' "$work/live.out")))
-	if [ $status -ne 0 ] && ! grep -q '^not ok - ' "$work/live.out"; then
-		not_ok "live_test.py stopped (exit $status)"
-		grep -vE '^(ok - |not ok - |#)' "$work/live.out" | tail -n 20 | sed 's/^/#   /'
-	fi
+	count_checks "$work/live.out" "$status" live_test.py
 	finish_timed
 }
 

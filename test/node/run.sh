@@ -36,41 +36,12 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 . "$HERE/../lib.sh"
 PORT=5591
-STARTED=$(date +%s)
 
+# The run's directory (test/lib.sh's $WORK), which holds the cluster.
 work=""
 
-cleanup() {
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		if cluster_up "$work"; then
-			cluster_stop "$work" immediate >/dev/null 2>&1 ||
-				kill -KILL "$(head -n 1 "$work/data/postmaster.pid")" 2>/dev/null
-		fi
-		rm -rf "$work"
-	fi
-}
-
-finish_timed() {
-	echo "# runtime: $(($(date +%s) - STARTED)) s"
-	finish
-}
-
 sql() {
-	PGOPTIONS="-c client_min_messages=warning" \
-		"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work" -p "$PORT" -U postgres "$@"
-}
-
-# Adds the ok/not ok lines of a program's output to the counts, and a
-# failure when it stopped without saying why.
-count_lines() {
-	local output=$1 status=$2 name=$3
-	grep -E '^(ok - |not ok - |#)' "$output"
-	passed=$((passed + $(grep -c '^ok - ' "$output")))
-	failed=$((failed + $(grep -c '^not ok - ' "$output")))
-	if [ "$status" -ne 0 ] && ! grep -q '^not ok - ' "$output"; then
-		not_ok "$name stopped (exit $status)"
-		grep -vE '^(ok - |not ok - |#)' "$output" | tail -n 20 | sed 's/^/#   /'
-	fi
+	cluster_sql "$work" "$@"
 }
 
 # The packages the suite needs that are missing; node and npm only when
@@ -97,7 +68,7 @@ unit_tests() {
 	status=$?
 	sed -nE 's/^ *ok [0-9]+ - (.*)$/ok - npm test: \1/p; s/^ *not ok [0-9]+ - (.*)$/not ok - npm test: \1/p' \
 		"$work/npm-test.log" | grep -v '\.test\.js$' >"$work/npm-test.out"
-	count_lines "$work/npm-test.out" "$status" "npm test"
+	count_checks "$work/npm-test.out" "$status" "npm test"
 	if [ "$status" -ne 0 ]; then
 		grep -vE '^ *(ok|#)' "$work/npm-test.log" | head -n 40 | sed 's/^/#   /'
 	fi
@@ -160,24 +131,10 @@ package_install() {
 	export NODE_PATH=$project/node_modules
 }
 
-# The server's stop and start, for live.js's staleness checks.
-write_server_scripts() {
-	cat >"$work/stop.sh" <<-EOF
-		. "$REPO/test/lib.sh"
-		PGBIN=$PGBIN
-		cluster_stop "$work" fast
-	EOF
-	cat >"$work/start.sh" <<-EOF
-		. "$REPO/test/lib.sh"
-		PGBIN=$PGBIN
-		cluster_start "$work" $PORT -c fsync=off -c full_page_writes=off
-	EOF
-}
-
+# The cluster, with the server's stop and start as scripts (stop.sh,
+# start.sh) for live.js's staleness checks.
 start_cluster() {
-	cluster_init "$work" >"$work/initdb.log" 2>&1 || { sed 's/^/#   /' "$work/initdb.log"; return 1; }
-	write_server_scripts
-	bash "$work/start.sh" >/dev/null 2>&1 || { sed 's/^/#   /' "$work/server.log" | tail -n 20; return 1; }
+	cluster_create "$work" "$PORT" -c fsync=off -c full_page_writes=off && cluster_scripts "$work"
 }
 
 # 3. Exactness against the server.
@@ -190,7 +147,7 @@ exactness() {
 		{ not_ok "the database of keys (test/client/keys.sql)"; return; }
 	node "$HERE/exact.js" "$work" "$PORT" node "$work/rechecksum" >"$work/exact.out" 2>&1
 	status=$?
-	count_lines "$work/exact.out" "$status" "exact.js"
+	count_checks "$work/exact.out" "$status" "exact.js"
 }
 
 # 4. LiveFilter.
@@ -198,7 +155,7 @@ live() {
 	local status
 	node "$HERE/live.js" "$work" "$PORT" "$work/stop.sh" "$work/start.sh" >"$work/live.out" 2>&1
 	status=$?
-	count_lines "$work/live.out" "$status" "live.js"
+	count_checks "$work/live.out" "$status" "live.js"
 }
 
 # 5. The ```js blocks of docs/client.md's "From Node.js" section, in order,
@@ -236,7 +193,7 @@ doc_examples() {
 }
 
 main() {
-	cleanup_on_exit cleanup
+	cleanup_on_exit
 	install_tools || { not_ok "installing PostgreSQL, clang, lld, wasi-libc, libclang-rt-dev-wasm32, libxxhash-dev, make, nodejs and npm"; finish_timed; }
 	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
@@ -249,9 +206,8 @@ main() {
 		not_ok "node $(node --version) is 18 or later"
 		finish_timed
 	fi
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	chown postgres "$work"
+	make_workdir node || { not_ok "a temporary directory"; finish_timed; }
+	work=$WORK
 
 	unit_tests
 	package_install

@@ -28,7 +28,9 @@ REPO=$(cd "$HERE/../.." && pwd)
 PORT=5583
 STANDBY_PORT=5584
 SECONDS_TO_RUN=${SYNC_SECONDS:-60}
-STARTED=$(date +%s)
+# The primary's settings, at its start and again after its crash.
+PRIMARY_OPTIONS=(-c max_connections=40 -c wal_level=replica -c max_wal_senders=4)
+# The run's directory (test/lib.sh's $WORK): the primary, the standby.
 work=""
 pids=()
 
@@ -38,28 +40,16 @@ cleanup() {
 		kill "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
-	if [ -n "$work" ] && [ -d "$work" ]; then
-		for node in standby primary; do
-			if cluster_up "$work/$node"; then
-				cluster_stop "$work/$node" immediate >/dev/null 2>&1
-			fi
-		done
-		rm -rf "$work"
-	fi
+	cleanup_clusters
 }
 
 sql() {
-	"$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -At -h "$work/primary" -p "$PORT" -U postgres -d sync "$@"
+	cluster_sql "$work/primary" -d sync "$@"
 }
 
 setup() {
-	work=$(mktemp -d)
-	chmod 755 "$work"
-	mkdir "$work/primary" "$work/standby"
-	chown postgres "$work" "$work/primary" "$work/standby"
-	cluster_init "$work/primary" >"$work/initdb.log" 2>&1 || return 1
-	cluster_start "$work/primary" "$PORT" -c max_connections=40 -c wal_level=replica \
-		-c max_wal_senders=4 >"$work/start.log" 2>&1 || return 1
+	make_workdir sync && work=$WORK &&
+		cluster_create "$work/primary" "$PORT" "${PRIMARY_OPTIONS[@]}" || return 1
 	"$PGBIN/createdb" -h "$work/primary" -p "$PORT" -U postgres sync || return 1
 	sql >/dev/null <<-SQL || return 1
 		CREATE EXTENSION bloomfilter;
@@ -70,9 +60,7 @@ setup() {
 		CREATE TABLE commits (id bigint NOT NULL, lsn pg_lsn NOT NULL);
 		CREATE INDEX commits_lsn ON commits (lsn);
 	SQL
-	as_postgres "$PGBIN/pg_basebackup" -h "$work/primary" -p "$PORT" -U postgres \
-		-D "$work/standby/data" -R -X stream >"$work/basebackup.log" 2>&1 || return 1
-	cluster_start "$work/standby" "$STANDBY_PORT" >"$work/standby-start.log" 2>&1
+	cluster_standby "$work/primary" "$work/standby" "$STANDBY_PORT"
 }
 
 # The writers: pgbench, 8 clients, until the deadline; started again after
@@ -94,7 +82,8 @@ writers() {
 main() {
 	local primary standby until line syncs=0 client
 	cleanup_on_exit cleanup
-	ensure_postgresql python3 python3-psycopg libpq-dev make gcc || { echo "0 passed, 1 failed"; exit 1; }
+	ensure_postgresql python3 python3-psycopg libpq-dev make gcc ||
+		{ not_ok "installing PostgreSQL, python3, python3-psycopg, libpq-dev, make and gcc"; finish; }
 	if ! make -s -C "$REPO" client >"$REPO/test/sync/.build.log" 2>&1; then
 		cat "$REPO/test/sync/.build.log"
 		not_ok "make client"
@@ -102,7 +91,7 @@ main() {
 	fi
 	rm -f "$REPO/test/sync/.build.log"
 	check "primary, standby and the followed index set up" setup || finish
-	echo "# set up in $(($(date +%s) - STARTED)) s"
+	echo "# set up in $SECONDS s"
 	primary="host=$work/primary port=$PORT user=postgres dbname=sync"
 	standby="host=$work/standby port=$STANDBY_PORT user=postgres dbname=sync"
 	export PYTHONPATH="$REPO/python"
@@ -123,12 +112,11 @@ main() {
 
 	sleep $((SECONDS_TO_RUN * 2 / 5))
 	check "REINDEX INDEX CONCURRENTLY during the run" sql -c "REINDEX INDEX CONCURRENTLY keys_guard"
-	echo "# rebuilt at $(($(date +%s) - STARTED)) s"
+	echo "# rebuilt at $SECONDS s"
 	sleep $((SECONDS_TO_RUN / 5))
 	check "pg_ctl stop -m immediate of the primary" cluster_stop "$work/primary" immediate
 	sleep 1
-	check "the primary starts again" cluster_start "$work/primary" "$PORT" -c max_connections=40 \
-		-c wal_level=replica -c max_wal_senders=4
+	check "the primary starts again" cluster_start "$work/primary" "$PORT" "${PRIMARY_OPTIONS[@]}"
 	wait "${pids[1]}" "${pids[2]}" "${pids[3]}"
 	pkill -f "bloomfilter-cli sync $primary" 2>/dev/null
 	wait "${pids[0]}"
@@ -154,7 +142,7 @@ main() {
 	check "the index grew by segments ($(sql -c "SELECT segments FROM bloom_index_info('keys_guard')"))" \
 		test "$(sql -c "SELECT segments FROM bloom_index_info('keys_guard')")" -ge 2
 	check "every key is in the index" sql -o /dev/null -c "SELECT bloom_index_verify('keys_guard')"
-	echo "# keys written: $(sql -c "SELECT count(*) FROM keys"); runtime $(($(date +%s) - STARTED)) s"
+	echo "# keys written: $(sql -c "SELECT count(*) FROM keys"); runtime $SECONDS s"
 	finish
 }
 
