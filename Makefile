@@ -127,15 +127,15 @@ GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
-test/unit/test_bloom: test/unit/test_bloom.c test/compare_u64.h src/core/bloom.c src/core/sizing.c \
+test/unit/test_bloom: test/unit/test_bloom.c test/unit/unit_check.h test/compare_u64.h src/core/bloom.c src/core/sizing.c \
 		src/core/hashbuf.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
-test/unit/test_qfilter: test/unit/test_qfilter.c src/core/qfilter.c src/core/bloom.c \
+test/unit/test_qfilter: test/unit/test_qfilter.c test/unit/unit_check.h src/core/qfilter.c src/core/bloom.c \
 		src/core/sizing.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
-test/unit/test_delta: test/unit/test_delta.c src/core/delta.c src/core/bloom.c \
+test/unit/test_delta: test/unit/test_delta.c test/unit/unit_check.h src/core/delta.c src/core/bloom.c \
 		src/core/sizing.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 

@@ -24,18 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int	passed;
-static int	failed;
+#include "unit_check.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-}
 
 /* Hash of an integer key as the SQL glue hashes int8: 8 little-endian bytes. */
 static uint64_t
@@ -2058,6 +2048,5 @@ main(void)
 	test_fixed_header();
 	test_estimate();
 	test_slices();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return unit_result();
 }

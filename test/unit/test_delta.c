@@ -27,18 +27,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int	passed;
-static int	failed;
+#include "unit_check.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-}
 
 static void *
 checked_malloc(size_t n)
@@ -972,6 +962,5 @@ main(void)
 	test_damage();
 	test_mismatch();
 	test_cannot_grow();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return unit_result();
 }

@@ -20,18 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int	passed;
-static int	failed;
+#include "unit_check.h"
 
-static void
-check(int ok, const char *what)
-{
-	if (ok)
-		passed++;
-	else
-		failed++;
-	printf("%s - %s\n", ok ? "ok" : "not ok", what);
-}
 
 /* A growable filter, as the SQL glue keeps one. */
 typedef struct Filter
@@ -518,6 +508,5 @@ main(void)
 	test_random_sequences();
 	test_false_positive_rate();
 	test_remove_all();
-	printf("%d passed, %d failed\n", passed, failed);
-	return failed == 0 ? 0 : 1;
+	return unit_result();
 }
