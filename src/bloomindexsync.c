@@ -205,6 +205,11 @@ bloom_apply_changes(PG_FUNCTION_ARGS)
 				 errmsg("the changes are not of this filter"),
 				 errdetail("They were taken from an index of other parameters, or of another build than the filter's copy."),
 				 errhint("Take a new copy with bloom_index_snapshot.")));
+	if (status == BF_ERR_TOO_LARGE)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the filter would grow beyond the largest bloom value"),
+				 errdetail("%s.", bf_status_message(status))));
 	if (status != BF_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
