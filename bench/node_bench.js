@@ -5,9 +5,9 @@
 //   node bench/node_bench.js probes FILE
 //     containsMany of 1,000,000 number keys (a plain array of numbers)
 //     against the filter client_bench.c probes, 100,000 keys at 1%
-//     (124 kB), with the same keys: its answers into a Uint8Array given,
-//     as the C library's batch writes them, and as a new array of
-//     booleans; contains() one key at a time; and writes a 12 MB filter
+//     (124 kB), with the same keys: its answers in a new Uint8Array (the
+//     default), and into a Uint8Array given, as the C library's batch
+//     writes them; contains() one key at a time; and writes a 12 MB filter
 //     (10,000,000 keys at 1%, 1,000,000 in it) to FILE.
 //   node bench/node_bench.js load FILE
 //     Filter.fromBytes of FILE's filter, first thing in the process (into

@@ -391,20 +391,22 @@ class Filter {
   }
 
   /**
-   * keys.map((k) => this.contains(k)), in one call into the library per
-   * 65,536 keys when they are all numbers, bigints, strings, byte arrays
-   * or uuid() keys (or a Float64Array or BigInt64Array).
+   * The answers of keys.map((k) => this.contains(k)) as a new Uint8Array,
+   * 1 for "may be present" and 0 for "certainly absent", in one call into
+   * the library per 65,536 keys when they are all numbers, bigints,
+   * strings, byte arrays or uuid() keys (or a Float64Array or
+   * BigInt64Array).  Bytes, not an array of booleans: a JavaScript array
+   * takes 8 bytes an answer, and for a million keys making it costs more
+   * than probing them.
    *
-   * `out`, optional: where the answers go instead of a new array, an array
-   * (booleans) or a Uint8Array (1 and 0) of at least keys' length; it is
-   * returned.  For large batches probed again and again: a new array of a
-   * million answers costs more than probing them.
+   * `out`, optional: where the answers go instead, a Uint8Array (1 and 0)
+   * or an array (booleans) of at least keys' length; it is returned.
    */
   containsMany(keys, out) {
     const ptr = this.#handle();
     const list = Array.isArray(keys) || ArrayBuffer.isView(keys) ? keys : Array.from(keys);
     let answers = out;
-    if (answers === undefined) answers = new Array(list.length);
+    if (answers === undefined) answers = new Uint8Array(list.length);
     else if (!(Array.isArray(answers) || answers instanceof Uint8Array) || answers.length < list.length) {
       throw new ParameterError(`containsMany's out must be an array or a Uint8Array of at least ${list.length} elements`);
     }

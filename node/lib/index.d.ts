@@ -91,9 +91,10 @@ export class Filter {
   /** false if the key was certainly never added; true if it may have been. */
   contains(key: KeyValue): boolean;
   add(key: KeyValue): this;
-  /** The answers as a new array, or into `out` (an array or a Uint8Array
-   * of 1 and 0, at least as long as keys), which is returned. */
-  containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): boolean[];
+  /** The answers as a new Uint8Array (1: may be present, 0: certainly
+   * absent), or into `out` (a Uint8Array, or an array of booleans, at
+   * least as long as keys), which is returned. */
+  containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): Uint8Array;
   containsMany<Out extends boolean[] | Uint8Array>(
     keys: Iterable<KeyValue> | Float64Array | BigInt64Array, out: Out): Out;
   addMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): this;
@@ -164,7 +165,7 @@ export class LiveFilter {
   /** Write-through: a key this application has just committed. */
   add(key: KeyValue): this;
   contains(key: KeyValue): boolean;
-  containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): boolean[];
+  containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): Uint8Array;
   containsMany<Out extends boolean[] | Uint8Array>(
     keys: Iterable<KeyValue> | Float64Array | BigInt64Array, out: Out): Out;
   readonly lsn: string | null;

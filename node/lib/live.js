@@ -323,13 +323,14 @@ class LiveFilter {
   containsMany(keys, out) {
     const list = Array.isArray(keys) || ArrayBuffer.isView(keys) ? keys : Array.from(keys);
     if (this._guardOff()) {
-      const answers = out === undefined ? new Array(list.length) : out;
+      const answers = out === undefined ? new Uint8Array(list.length) : out;
       return answers.fill(answers instanceof Uint8Array ? 1 : true, 0, list.length);
     }
     const found = this._filter.containsMany(list, out);
     if (this._side !== null) {
-      const side = this._side.containsMany(list, found instanceof Uint8Array ? new Uint8Array(list.length) : undefined);
-      for (let i = 0; i < list.length; i++) if (side[i]) found[i] = side[i];
+      const side = this._side.containsMany(list);
+      const yes = found instanceof Uint8Array ? 1 : true;
+      for (let i = 0; i < list.length; i++) if (side[i]) found[i] = yes;
     }
     return found;
   }

@@ -160,7 +160,8 @@ live() {
 
 # 5. The ```js blocks of docs/client.md's "From Node.js" section, in order,
 # as ES modules in one directory, against a database with the README's
-# tables and index.
+# tables and index; each prints, line by line, the answers its comments
+# show.
 doc_examples() {
 	local d=$work/examples n=0 block
 	mkdir -p "$d"
@@ -181,12 +182,15 @@ doc_examples() {
 	for block in "$d"/block*.mjs; do
 		[ -f "$block" ] || continue
 		n=$((n + 1))
+		# what each console.log prints is its line's comment, up to a ':'
+		sed -n 's|^console\.log(.*; *// *\([^:]*\).*$|\1|p' "$block" | sed 's/ *$//' >"$block.expected"
 		if (cd "$d" && PGHOST=$work PGPORT=$PORT PGUSER=postgres PGDATABASE=readme \
-			timeout 60 node "$block") >"$block.out" 2>&1; then
-			ok "docs/client.md example $(basename "$block") runs"
+			timeout 60 node "$block") >"$block.out" 2>&1 &&
+			[ -s "$block.expected" ] && diff "$block.expected" "$block.out" >"$block.diff"; then
+			ok "docs/client.md example $(basename "$block") prints what its comments say"
 		else
-			not_ok "docs/client.md example $(basename "$block") runs"
-			sed 's/^/#   /' "$block.out" | tail -n 10
+			not_ok "docs/client.md example $(basename "$block") prints what its comments say"
+			sed 's/^/#   /' "$block.out" "$block.diff" 2>/dev/null | tail -n 10
 		fi
 	done
 	[ "$n" -gt 0 ] || not_ok "docs/client.md: the From Node.js section has no js blocks"

@@ -10,8 +10,8 @@ import { Client, Pool } from 'pg';
 
 const f: Filter = Filter.empty('number', 1000, 0.01, { growth: 2 });
 f.add(1).add(2n).add(bloomfilter.numeric('1.5'));
-const answers: boolean[] = f.containsMany([1, 2, 3]);
-const many: boolean[] = f.containsMany(new Float64Array([1, 2]));
+const answers: Uint8Array = f.containsMany([1, 2, 3]);
+const many: Uint8Array = f.containsMany(new Float64Array([1, 2]));
 const into: Uint8Array = f.containsMany([1, 2], new Uint8Array(2));
 const maybe: boolean = f.contains(bloomfilter.uuid('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'));
 const info: FilterInfo = f.info();
