@@ -17,6 +17,7 @@ MODULE_big = bloomfilter
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
 	src/core/delta.o \
 	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/bloomprobe.o src/plannersupport.o \
+	src/bloomscan.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
@@ -123,7 +124,7 @@ endif
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
 	src/core/canonical.h src/core/qfilter.h src/core/delta.h
 GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
-	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h
+	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h src/bloomscan.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
