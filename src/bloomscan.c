@@ -144,6 +144,7 @@ typedef struct BloomScanState
 	/* The batch: rows read, the hashes of those probed, and the survivors. */
 	int			batch_size;		/* rows per batch, 1 until worth more */
 	TupleTableSlot *slots[BLOOM_SCAN_BATCH];
+	HeapTupleData tuples[BLOOM_SCAN_BATCH]; /* see KeepRow */
 	uint64		hashes[BLOOM_SCAN_BATCH];
 	uint16		probed[BLOOM_SCAN_BATCH];
 	uint16		survivors[BLOOM_SCAN_BATCH];
@@ -580,6 +581,31 @@ TableScan(BloomScanState *state)
 }
 
 /*
+ * Makes row n of the batch outlive the table scan's next step.  A table
+ * scan owes a slot its row only until it fetches the next: heap's slot
+ * points at the scan's own tuple header, which every fetch overwrites,
+ * while the row's bytes stay put in the page the slot keeps pinned.  So a
+ * heap row gets its own copy of the header (a few bytes, where copying
+ * the row would cost as much as the probe); a row of another table access
+ * method is copied whole.
+ */
+static inline void
+KeepRow(BloomScanState *state, int n)
+{
+	TupleTableSlot *slot = state->slots[n];
+
+	if (TTS_IS_BUFFERTUPLE(slot))
+	{
+		HeapTupleTableSlot *heap_slot = (HeapTupleTableSlot *) slot;
+
+		state->tuples[n] = *heap_slot->tuple;
+		heap_slot->tuple = &state->tuples[n];
+	}
+	else
+		ExecMaterializeSlot(slot);
+}
+
+/*
  * Reads the next batch: for each row, the quals before the probe, then its
  * key, hashed and its block prefetched; then the tests, which keep the
  * rows that may be in the filter, in order.
@@ -610,6 +636,7 @@ FillBatch(BloomScanState *state)
 			state->exhausted = true;
 			break;
 		}
+		KeepRow(state, n);
 		ResetExprContext(econtext);
 		econtext->ecxt_scantuple = slot;
 		if (state->before_qual != NULL && !ExecQual(state->before_qual, econtext))
