@@ -70,6 +70,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -141,16 +142,24 @@ typedef struct BloomScanState
 	bool		key_ready;		/* key set up and checked against header */
 	KeyType		key;
 
-	/* The batch: rows read, the hashes of those probed, and the survivors. */
+	/*
+	 * The batch (see KeepRow): the rows probed, their pages, pinned, and
+	 * their hashes; then the rows that may match, returned in row_slot.  A
+	 * batch of one row is returned in the scan slot it was read into.
+	 */
 	int			batch_size;		/* rows per batch, 1 until worth more */
-	TupleTableSlot *slots[BLOOM_SCAN_BATCH];
-	HeapTupleData tuples[BLOOM_SCAN_BATCH]; /* see KeepRow */
+	bool		batched;		/* this batch keeps rows in rows[] */
+	HeapTupleData rows[BLOOM_SCAN_BATCH];
+	Buffer		row_pages[BLOOM_SCAN_BATCH];
 	uint64		hashes[BLOOM_SCAN_BATCH];
 	uint16		probed[BLOOM_SCAN_BATCH];
 	uint16		survivors[BLOOM_SCAN_BATCH];
 	int			nsurvivors;
 	int			next;			/* the next survivor to return */
 	bool		exhausted;		/* the table has no more rows */
+	Buffer		pinned[BLOOM_SCAN_BATCH];	/* pages of rows[], pinned */
+	int			npinned;
+	TupleTableSlot *row_slot;
 } BloomScanState;
 
 static Plan *PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -519,8 +528,11 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	state->filter_cxt = AllocSetContextCreate(estate->es_query_cxt, "bloom filter scan",
 											  ALLOCSET_DEFAULT_SIZES);
 	state->batch_size = 1;
-	for (int i = 0; i < BLOOM_SCAN_BATCH; i++)
-		state->slots[i] = table_slot_create(rel, &estate->es_tupleTable);
+	state->row_slot = table_slot_create(rel, &estate->es_tupleTable);
+
+	/* Only heap rows can be kept without a copy (KeepRow). */
+	if (!TTS_IS_BUFFERTUPLE(node->ss.ss_ScanTupleSlot))
+		state->may_read_ahead = false;
 }
 
 /*
@@ -581,28 +593,48 @@ TableScan(BloomScanState *state)
 }
 
 /*
- * Makes row n of the batch outlive the table scan's next step.  A table
- * scan owes a slot its row only until it fetches the next: heap's slot
- * points at the scan's own tuple header, which every fetch overwrites,
- * while the row's bytes stay put in the page the slot keeps pinned.  So a
- * heap row gets its own copy of the header (a few bytes, where copying
- * the row would cost as much as the probe); a row of another table access
- * method is copied whole.
+ * Keeps row n of the batch, just read into the scan slot, past the table
+ * scan's next step.  A table scan owes a slot its row only until it
+ * fetches the next, but a heap row's bytes stay where they are in their
+ * page for as long as the page is pinned: the batch keeps the row's
+ * header (a few bytes, where copying the row would cost as much as the
+ * probe) and pins each page once, where a slot per row would pin and
+ * unpin one per row.  (Rows of other table access methods are not read
+ * ahead: BeginBloomScan.)
  */
 static inline void
 KeepRow(BloomScanState *state, int n)
 {
-	TupleTableSlot *slot = state->slots[n];
+	BufferHeapTupleTableSlot *slot = (BufferHeapTupleTableSlot *) state->css.ss.ss_ScanTupleSlot;
 
-	if (TTS_IS_BUFFERTUPLE(slot))
+	state->rows[n] = *slot->base.tuple;
+	state->row_pages[n] = slot->buffer;
+	if (state->npinned == 0 || state->pinned[state->npinned - 1] != slot->buffer)
 	{
-		HeapTupleTableSlot *heap_slot = (HeapTupleTableSlot *) slot;
-
-		state->tuples[n] = *heap_slot->tuple;
-		heap_slot->tuple = &state->tuples[n];
+		IncrBufferRefCount(slot->buffer);
+		state->pinned[state->npinned++] = slot->buffer;
 	}
-	else
-		ExecMaterializeSlot(slot);
+}
+
+/* Lets go of the batch's rows and their pages. */
+static void
+EmptyBatch(BloomScanState *state)
+{
+	ExecClearTuple(state->row_slot);
+	for (int i = 0; i < state->npinned; i++)
+		ReleaseBuffer(state->pinned[i]);
+	state->npinned = 0;
+	state->nsurvivors = 0;
+	state->next = 0;
+}
+
+/* Survivor n, in the slot it was read into or in row_slot. */
+static inline TupleTableSlot *
+ReturnRow(BloomScanState *state, int n)
+{
+	if (!state->batched)
+		return state->css.ss.ss_ScanTupleSlot;
+	return ExecStoreBufferHeapTuple(&state->rows[n], state->row_slot, state->row_pages[n]);
 }
 
 /*
@@ -615,18 +647,18 @@ FillBatch(BloomScanState *state)
 {
 	ExprContext *econtext = state->css.ss.ps.ps_ExprContext;
 	TableScanDesc scan = TableScan(state);
+	TupleTableSlot *slot = state->css.ss.ss_ScanTupleSlot;
 	int			nprobed = 0;
 	int			dropped = 0;
 
-	state->nsurvivors = 0;
-	state->next = 0;
+	EmptyBatch(state);
 	if (state->filter_ready == false && state->may_read_ahead)
 		state->batch_size = BLOOM_SCAN_BATCH;	/* until the filter says */
+	state->batched = state->batch_size > 1;
 
 	/* batch_size may drop to 1 once the filter is known */
 	for (int n = 0; n < state->batch_size; n++)
 	{
-		TupleTableSlot *slot = state->slots[n];
 		MemoryContext old;
 		Datum		key;
 		bool		isnull;
@@ -636,7 +668,6 @@ FillBatch(BloomScanState *state)
 			state->exhausted = true;
 			break;
 		}
-		KeepRow(state, n);
 		ResetExprContext(econtext);
 		econtext->ecxt_scantuple = slot;
 		if (state->before_qual != NULL && !ExecQual(state->before_qual, econtext))
@@ -658,8 +689,11 @@ FillBatch(BloomScanState *state)
 			if (!state->key_ready || !KeyTypeIsCurrent(&state->key))
 				SetUpKey(state);
 			state->hashes[n] = BloomHashValue(&state->header, &state->key, key);
-			if (state->batch_size > 1)
+			if (state->batched)
+			{
 				bf_filter_prefetch(BloomData(state->filter), &state->header, state->hashes[n]);
+				KeepRow(state, n);
+			}
 			state->probed[nprobed++] = n;
 		}
 		else
@@ -688,7 +722,7 @@ BloomScanNext(ScanState *ss)
 	for (;;)
 	{
 		if (state->next < state->nsurvivors)
-			return state->slots[state->survivors[state->next++]];
+			return ReturnRow(state, state->survivors[state->next++]);
 		if (state->exhausted)
 			return NULL;
 		CHECK_FOR_INTERRUPTS();
@@ -715,17 +749,6 @@ ExecBloomScan(CustomScanState *node)
 	return ExecScan(&node->ss, BloomScanNext, BloomScanRecheck);
 }
 
-/* Lets go of the batch's rows (and their buffer pins). */
-static void
-EmptyBatch(BloomScanState *state)
-{
-	for (int i = 0; i < BLOOM_SCAN_BATCH; i++)
-		ExecClearTuple(state->slots[i]);
-	state->nsurvivors = 0;
-	state->next = 0;
-	state->exhausted = false;
-}
-
 static void
 EndBloomScan(CustomScanState *node)
 {
@@ -743,6 +766,7 @@ ReScanBloomScan(CustomScanState *node)
 	BloomScanState *state = (BloomScanState *) node;
 
 	EmptyBatch(state);
+	state->exhausted = false;
 	if (node->ss.ss_currentScanDesc != NULL)
 		table_rescan(node->ss.ss_currentScanDesc, NULL);
 	if (bms_overlap(node->ss.ps.chgParam, state->filter_params))
