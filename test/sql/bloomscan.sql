@@ -370,7 +370,7 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
 -- Where it is not chosen: the setting off, qfilter probes, and, at the
--- default batched_scan_min_size (4MB), a constant filter smaller than that.
+-- default batched_scan_min_size (1MB), a constant filter smaller than that.
 SET bloomfilter.batched_scan = off;
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$);
 SET bloomfilter.batched_scan = on;
