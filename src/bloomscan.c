@@ -827,10 +827,11 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 	Size		size = 0;
 	Instrumentation *instrument = node->ss.ps.instrument;
 
+	/* qualified as EXPLAIN qualifies a scan's Filter: under VERBOSE */
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	ExplainPropertyText("Bloom Filter Key",
 						deparse_expression(lsecond(cscan->custom_exprs), context,
-										   es->verbose || list_length(es->rtable) > 1, false),
+										   es->verbose, false),
 						es);
 	if (IsA(filter, Const) && !((Const *) filter)->constisnull)
 		size = toast_raw_datum_size(((Const *) filter)->constvalue);

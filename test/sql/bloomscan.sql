@@ -9,7 +9,7 @@ SELECT i AS id,
        CASE WHEN i % 37 = 0 THEN NULL ELSE i % 5000 END AS user_id,
        'u' || (i % 7) AS tag,
        i % 11 AS grp
-FROM generate_series(1, 20000) i;
+FROM generate_series(1, 10000) i;
 ANALYZE scan_rows;
 
 CREATE TABLE scan_filters (name text PRIMARY KEY, f bloom);
@@ -212,9 +212,9 @@ RESET enable_material;
 
 -- Partitions: one scan per partition.
 CREATE TABLE scan_parts (id int, user_id int, tag text) PARTITION BY RANGE (id);
-CREATE TABLE scan_parts_1 PARTITION OF scan_parts FOR VALUES FROM (MINVALUE) TO (7000);
-CREATE TABLE scan_parts_2 PARTITION OF scan_parts FOR VALUES FROM (7000) TO (14000);
-CREATE TABLE scan_parts_3 PARTITION OF scan_parts FOR VALUES FROM (14000) TO (MAXVALUE);
+CREATE TABLE scan_parts_1 PARTITION OF scan_parts FOR VALUES FROM (MINVALUE) TO (3500);
+CREATE TABLE scan_parts_2 PARTITION OF scan_parts FOR VALUES FROM (3500) TO (7000);
+CREATE TABLE scan_parts_3 PARTITION OF scan_parts FOR VALUES FROM (7000) TO (MAXVALUE);
 INSERT INTO scan_parts SELECT id, user_id, tag FROM scan_rows;
 ANALYZE scan_parts;
 EXPLAIN (COSTS OFF)
