@@ -133,7 +133,8 @@ typedef struct BloomScanState
 	Oid			key_typid;
 	Oid			collation;		/* the probe's input collation */
 	Oid			namespace;		/* the extension's, whose types are not keys */
-	bool		may_read_ahead; /* the plan's order is as the hook saw it */
+	bool		may_read_ahead; /* the plan lets the batch read ahead (see
+								 * PlanBloomScanPath), and rows are heap rows */
 
 	/* The filter, evaluated when the first row reaches the probe. */
 	MemoryContext filter_cxt;
