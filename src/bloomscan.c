@@ -84,6 +84,7 @@
 
 #include "bloomscan.h"
 #include "bloomvalue.h"
+#include "plannersupport.h"
 
 #define BLOOM_SCAN_NAME "Bloom Filter Scan"
 
@@ -219,18 +220,12 @@ static bool
 IsBloomProbeFunction(Oid funcid, Oid filter_type_of_arg0, Oid filter_type_of_arg1,
 					 int *filter_arg)
 {
-	char	   *name = get_func_name(funcid);
 	Oid			filter_type;
 	HeapTuple	tuple;
 	bool		is_bloom;
 
-	if (name == NULL)
-		return false;
-	if (strcmp(name, "bloom_contains") == 0)
-		*filter_arg = 0;
-	else if (strcmp(name, "bloom_contained_by") == 0)
-		*filter_arg = 1;
-	else
+	*filter_arg = BloomProbeFilterArgument(funcid);
+	if (*filter_arg < 0)
 		return false;
 	filter_type = *filter_arg == 0 ? filter_type_of_arg0 : filter_type_of_arg1;
 	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(filter_type));
