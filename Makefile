@@ -17,6 +17,7 @@ MODULE_big = bloomfilter
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
 	src/core/delta.o \
 	src/bloomvalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/bloomprobe.o src/plannersupport.o \
+	src/bloomscan.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
 	src/bloomindex.o src/bloomindexutils.o src/bloomindexbuild.o src/bloomindexinsert.o \
@@ -34,7 +35,7 @@ DATA_built = sql/bloomfilter--$(EXTVERSION).sql
 DATA = sql/bloomfilter--1.0.sql $(addprefix sql/,$(notdir $(wildcard $(source_dir)sql/bloomfilter--*--*.sql)))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner aggregates growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner bloomscan aggregates growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 # Inputs in test/sql, expected outputs in test/expected: this --inputdir
@@ -43,7 +44,7 @@ REGRESS_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8
 
 # Interleavings of concurrent sessions (test/specs/, pg_isolation_regress,
 # expected outputs in test/expected).
-ISOLATION = bloomindex_copy bloomindex_states
+ISOLATION = bloomindex_copy bloomindex_states bloomscan_recheck
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8 --load-extension=bloomfilter
 
 # The multi-second cases (test/sql/large.sql) run only when asked for, with
@@ -123,7 +124,7 @@ endif
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
 	src/core/canonical.h src/core/qfilter.h src/core/delta.h
 GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
-	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h
+	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h src/bloomscan.h src/plannersupport.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.

@@ -28,6 +28,7 @@
 
 #include "bloomexpanded.h"
 #include "bloomindex.h"
+#include "bloomscan.h"
 #include "handover.h"
 #include "probecache.h"
 #include "typmod.h"
@@ -36,10 +37,14 @@ PG_MODULE_MAGIC;
 
 void		_PG_init(void);
 
-/* Module load: the settings and the index's options. */
+/*
+ * Module load: the settings (before HandOverDefineSettings reserves their
+ * prefix), the batched scan's hook and the index's options.
+ */
 void
 _PG_init(void)
 {
+	BloomScanInit();
 	HandOverDefineSettings();
 	BloomIndexDefineOptions();
 }

@@ -402,10 +402,7 @@ bool
 BloomTestValue(Bloom *bloom, const BfHeader *header, const KeyType *key,
 				 Datum value)
 {
-	if (header->identity.kind == BF_KIND_NONE)
-		return false;			/* nothing was ever added */
-	return bf_filter_test(BloomData(bloom), header,
-						  KeyHash(key, value, header->seed, header->version));
+	return BloomTestHash(bloom, header, BloomHashValue(header, key, value));
 }
 
 AggState *

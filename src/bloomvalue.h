@@ -131,6 +131,25 @@ extern BF_HIDDEN bool BloomTestValue(Bloom *bloom, const BfHeader *header,
 									 const KeyType *key, Datum value);
 
 /*
+ * BloomTestValue in two steps, for a caller that hashes many values first
+ * and tests them later (the batched scan, bloomscan.c): the hash a value
+ * probes with in this filter, and the test of such a hash.
+ */
+static inline uint64
+BloomHashValue(const BfHeader *header, const KeyType *key, Datum value)
+{
+	return KeyHash(key, value, header->seed, header->version);
+}
+
+static inline bool
+BloomTestHash(Bloom *bloom, const BfHeader *header, uint64 hash)
+{
+	if (header->identity.kind == BF_KIND_NONE)
+		return false;			/* nothing was ever added */
+	return bf_filter_test(BloomData(bloom), header, hash);
+}
+
+/*
  * The core's estimates over every segment (bf_estimate), in a loop that
  * answers a cancel.
  */

@@ -3,8 +3,10 @@
  * plannersupport.c
  *	  What the planner learns about the extension's functions: the
  *	  selectivity of bloom_contains(f, x), f @> x and x <@ f (one estimate
- *	  for all three) and the cost of one call; and, from PostgreSQL 18 on,
- *	  that bloom_add and bloom_add_all may change their filter in place.
+ *	  for all three) and the cost of one call; which argument of a probe
+ *	  is the filter (also for the batched scan, bloomscan.c); and, from
+ *	  PostgreSQL 18 on, that bloom_add and bloom_add_all may change their
+ *	  filter in place.
  *
  * Selectivity
  * -----------
@@ -52,6 +54,7 @@
 
 #include "bloomvalue.h"
 #include "keykind.h"
+#include "plannersupport.h"
 
 /* Selectivity when the filter or the key cannot be judged at plan time. */
 #define DEFAULT_CONTAINS_SEL 0.005
@@ -187,13 +190,23 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 	return selectivity;
 }
 
+int
+BloomProbeFilterArgument(Oid funcid)
+{
+	char	   *name = get_func_name(funcid);
+
+	if (name != NULL && strcmp(name, "bloom_contains") == 0)
+		return 0;
+	if (name != NULL && strcmp(name, "bloom_contained_by") == 0)
+		return 1;
+	return -1;
+}
+
 /* Which argument of a probe function is the filter: <@ has it second. */
 static int
 FilterArgumentOf(Oid funcid)
 {
-	char	   *name = get_func_name(funcid);
-
-	return name != NULL && strcmp(name, "bloom_contained_by") == 0 ? 1 : 0;
+	return BloomProbeFilterArgument(funcid) == 1 ? 1 : 0;
 }
 
 /* Startup cost of a filter argument: reading a stored one once. */

@@ -430,19 +430,35 @@ bf_block_test(const uint8_t *block, uint64_t hash, int k)
  * two cache lines.  Prefetching only the first would leave every insert
  * that touches the second waiting for it.
  */
-static inline void
-prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
+static BF_ALWAYS_INLINE void
+prefetch_block_for(const uint8_t *bits, uint32_t nblocks, uint64_t hash, bool for_write)
 {
 #if defined(__GNUC__) || defined(__clang__)
 	const uint8_t *block = bits + (size_t) bf_block_of(hash, nblocks) * BF_BLOCK_BYTES;
 
-	__builtin_prefetch(block, 1);
-	__builtin_prefetch(block + BF_BLOCK_BYTES - 1, 1);
+	/* __builtin_prefetch wants a constant: for_write is one once inlined */
+	if (for_write)
+	{
+		__builtin_prefetch(block, 1);
+		__builtin_prefetch(block + BF_BLOCK_BYTES - 1, 1);
+	}
+	else
+	{
+		__builtin_prefetch(block, 0);
+		__builtin_prefetch(block + BF_BLOCK_BYTES - 1, 0);
+	}
 #else
 	(void) bits;
 	(void) nblocks;
 	(void) hash;
+	(void) for_write;
 #endif
+}
+
+static inline void
+prefetch_block(const uint8_t *bits, uint32_t nblocks, uint64_t hash)
+{
+	prefetch_block_for(bits, nblocks, hash, true);
 }
 
 /*
@@ -696,6 +712,27 @@ bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *n
 	value[len + 4] = next->k;
 	header->nsegments++;
 	bf_write_header(value, header);
+}
+
+/*
+ * Starts loading the block (of every segment, in a chain) that
+ * bf_filter_test will read for hash, so that a caller testing many hashes
+ * has their cache misses overlap instead of waiting for each in turn.
+ */
+void
+bf_filter_prefetch(const uint8_t *value, const BfHeader *header, uint64_t hash)
+{
+	BfSegment	segment;
+
+	if (header->layout != BF_LAYOUT_CHAINED)
+	{
+		prefetch_block_for(value + BF_HEADER_SIZE, header->nblocks, hash, false);
+		return;
+	}
+	bf_segment_first(value, header, &segment);
+	do
+		prefetch_block_for(value + segment.bits, segment.nblocks, hash, false);
+	while (bf_segment_next(value, header, &segment));
 }
 
 bool

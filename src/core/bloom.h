@@ -340,7 +340,8 @@ extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t l
 
 /*
  * Whole-value operations, either layout: bf_filter_test (below, inline;
- * bf_chain_test is its chained half) and bf_filter_add, which adds hashes and
+ * bf_chain_test is its chained half), bf_filter_prefetch (the blocks a
+ * test of the hash will read) and bf_filter_add, which adds hashes and
  * writes the header; it returns how many it took, fewer than n only when a
  * chain's last segment is full and the chain can grow: the caller appends
  * a segment and calls again with the rest.  In a chain a hash already
@@ -348,6 +349,8 @@ extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t l
  */
 extern BF_HIDDEN bool bf_chain_test(const uint8_t *value, const BfHeader *header,
 									uint64_t hash);
+extern BF_HIDDEN void bf_filter_prefetch(const uint8_t *value, const BfHeader *header,
+										 uint64_t hash);
 extern BF_HIDDEN size_t bf_filter_add(uint8_t *value, size_t len, BfHeader *header,
 									  const uint64_t *hashes, size_t n);
 
