@@ -8,9 +8,10 @@
 # than a change does, so comparing run.sh's tables of two builds shows the
 # weather as much as the change.  This builds REV and the working tree as two
 # modules under other names, loads both into one throwaway cluster, and runs
-# sum(id) and both builds' bloom_agg(id), bloom_agg(id, N, 0.01) and the
-# growing bloom_agg(id, N/10, 0.01, 2) (serial: the builds' states need not
-# combine alike) round-robin in one session pinned to BENCH_CPU: every slow spell lands on
+# sum(id) and both builds' bloom_agg(id), bloom_agg(id, N, 0.01), bloom_agg(id)
+# spilling at work_mem 4MB and the growing bloom_agg(id, N/10, 0.01, 2)
+# (serial: the builds' states need not combine alike; only if REV has it)
+# round-robin in one session pinned to BENCH_CPU: every slow spell lands on
 # both builds.  It prints the median, first quartile and fastest of BENCH_RUNS
 # runs (default 15) per query, as ratios to sum(id) and to REV's.
 #
@@ -118,7 +119,7 @@ summary() {
 
 report() {
 	local label
-	for label in sum a_self b_self a_fixed b_fixed $GROWING_LABELS; do
+	for label in sum a_self b_self a_fixed b_fixed a_spill b_spill $GROWING_LABELS; do
 		summary "$label"
 	done | awk '
 		{ m[$1] = $2; q[$1] = $3; f[$1] = $4; order[NR] = $1 }
@@ -206,12 +207,17 @@ main_ab() {
 		SETTINGS[${build}_self]=$AGG_WORK_MEM
 		SETTINGS[${build}_fixed]=$AGG_WORK_MEM
 		SETTINGS[${build}_growing]=$AGG_WORK_MEM
+		# and spilling at the default work_mem, as run.sh's spill row does
+		QUERY[${build}_spill]=${QUERY[${build}_self]}
+		SETTINGS[${build}_spill]="SET work_mem = '4MB';"
 	done
 	: >"$WORK/times"
 	echo "a = $(git -C "$BENCH_DIR/.." rev-parse --short "$REV"), b = the working tree; N = $N, $RUNS runs each, pinned to CPU $CPU"
 	# shellcheck disable=SC2086
-	measure "$RUNS" sum a_self b_self a_fixed b_fixed $GROWING_LABELS
+	measure "$RUNS" sum a_self b_self a_fixed b_fixed a_spill b_spill $GROWING_LABELS
 	report
+	echo "bloom_agg(id) spilling at work_mem 4MB / in work_mem (median of per-pass ratios):" \
+		"a $(fmt "$(paired_ratio a_spill a_self)"), b $(fmt "$(paired_ratio b_spill b_self)")"
 	if [ "${BENCH_PARALLEL:-no}" = yes ]; then
 		parallel_ab
 	fi
