@@ -756,6 +756,19 @@ bloom_agg_add_fpr(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Raises sizing's error for a capacity below 1.  Apart from the transition,
+ * so that its header on the stack does not give the per-row path a stack
+ * protector to pay for.
+ */
+static pg_noinline void
+RejectCapacity(int64 capacity, double fpr)
+{
+	BfHeader	unused;
+
+	SizeFilter(capacity, fpr, &unused);
+}
+
+/*
  * Transition of bloom_agg(value, capacity, fpr): fixed size.  The entry
  * points call it directly rather than each other: a call to an exported
  * symbol could bind to another build's, were two loaded (bench/ab.sh).
@@ -771,11 +784,7 @@ AggAddFixed(FunctionCallInfo fcinfo)
 				 errmsg("bloom_agg capacity must not be NULL")));
 	capacity = PG_GETARG_INT64(2);
 	if (capacity < 1)
-	{
-		BfHeader	unused;
-
-		SizeFilter(capacity, FprArg(fcinfo, 3), &unused);	/* raises the error */
-	}
+		RejectCapacity(capacity, FprArg(fcinfo, 3));
 	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3), 0);
 }
 
