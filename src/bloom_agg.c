@@ -966,7 +966,10 @@ TakeSpilledState(FunctionCallInfo fcinfo, BloomAggState *into, const BloomAggSta
 	}
 }
 
-/* How a spilled state is settled: HashSpillCount, HashSpillCountOnly or HashSpillSort. */
+/*
+ * How a spilled state is settled: HashSpillCount, HashSpillCountOnly or
+ * HashSpillSort.
+ */
 typedef uint64 (*SpillSettler) (HashSpill *spill, uint64 *buffer, Size room);
 
 /*
@@ -996,7 +999,6 @@ SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, SpillSettler settle
 	state->maxhashes = 0;
 	return settled;
 }
-
 
 /*
  * De-duplicates the buffer and leaves it grouped by BF_MAX_GROUP_BITS bits,

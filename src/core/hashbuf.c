@@ -55,7 +55,7 @@
 
 /*
  * Rounds of the in-place split's swap loop (partition_hashes) before the
- * cycle takes the rest: random hashes need about 16 at a million, and each
+ * cycle takes the rest: random hashes need 14 to 16 at 0.3M to 3M, and each
  * round costs a pass over the buckets' bounds however few hashes it moves,
  * so the cap keeps chosen input at O(n) too.
  */
