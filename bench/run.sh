@@ -539,7 +539,9 @@ print_machine() {
 	echo "filters: small $(keys_label $SMALL_KEYS) keys, large $(keys_label "$LARGE_KEYS") keys$(
 		[ "$LARGE_KEYS" -lt 3000000 ] && echo " (scaled down from the contract's 3M, which gives the 3.6 MB filter: the default is min(3000000, N))")"
 	# The settings that were overridden belong to the command that reproduces the run.
-	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU|SECTIONS)=' | sort | tr '\n' ' ')bash bench/$(basename "$0") ${BENCH_ARGS:-$N}"
+	# (a value with spaces, such as BENCH_SECTIONS's, quoted to paste as it is)
+	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU|SECTIONS)=' | sort |
+		sed -E "s/^([A-Z_]+)=(.* .*)$/\1='\2'/" | tr '\n' ' ')bash bench/$(basename "$0") ${BENCH_ARGS:-$N}"
 }
 
 # bench_main LOAD DEFINE SECTION...: the run of a script that sources this
