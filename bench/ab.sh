@@ -8,9 +8,10 @@
 # than a change does, so comparing run.sh's tables of two builds shows the
 # weather as much as the change.  This builds REV and the working tree as two
 # modules under other names, loads both into one throwaway cluster, and runs
-# sum(id) and both builds' bloom_agg(id), bloom_agg(id, N, 0.01) and the
-# growing bloom_agg(id, N/10, 0.01, 2) (serial: the builds' states need not
-# combine alike) round-robin in one session pinned to BENCH_CPU: every slow spell lands on
+# sum(id) and both builds' bloom_agg(id), bloom_agg(id, N, 0.01), bloom_agg(id)
+# spilling at work_mem 4MB and the growing bloom_agg(id, N/10, 0.01, 2)
+# (serial: the builds' states need not combine alike; only if REV has it)
+# round-robin in one session pinned to BENCH_CPU: every slow spell lands on
 # both builds.  It prints the median, first quartile and fastest of BENCH_RUNS
 # runs (default 15) per query, as ratios to sum(id) and to REV's.
 #
@@ -86,6 +87,19 @@ create_aggregates() {
 			 DESERIALFUNC = $build.deserialize, PARALLEL = SAFE);
 		CREATE AGGREGATE $build.bloom_agg(anycompatible, bigint, float8)
 			(SFUNC = $build.add_fixed, STYPE = internal, FINALFUNC = $build.final);
+	EOF
+}
+
+# Whether build $1's module has the growing form (older revisions do not).
+has_growing() {
+	nm -D --defined-only "$LIBDIR/$(module_name "$1").so" | grep -qw bloom_agg_add_growing
+}
+
+# Schema $1 gets the growing bloom_agg(value, capacity, fpr, growth).
+create_growing_aggregate() {
+	local build=$1 module
+	module=$(module_name "$build")
+	"${PSQL[@]}" >/dev/null <<-EOF || die "creating build $build's growing aggregate failed"
 		CREATE FUNCTION $build.add_growing(internal, anycompatible, bigint, float8, integer)
 			RETURNS internal AS '\$libdir/$module', 'bloom_agg_add_growing' LANGUAGE C;
 		CREATE FUNCTION $build.final_growing(internal) RETURNS bloom
@@ -105,7 +119,7 @@ summary() {
 
 report() {
 	local label
-	for label in sum a_self b_self a_fixed b_fixed a_growing b_growing; do
+	for label in sum a_self b_self a_fixed b_fixed a_spill b_spill $GROWING_LABELS; do
 		summary "$label"
 	done | awk '
 		{ m[$1] = $2; q[$1] = $3; f[$1] = $4; order[NR] = $1 }
@@ -173,17 +187,37 @@ main_ab() {
 	EOF
 	create_aggregates a
 	create_aggregates b
+	# The growing form is compared only when both builds have it.
+	GROWING_LABELS=
+	if has_growing a && has_growing b; then
+		create_growing_aggregate a
+		create_growing_aggregate b
+		GROWING_LABELS="a_growing b_growing"
+	else
+		echo "(no growing form in $REV: bloom_agg(id, N/10, 0.01, 2) not compared)"
+	fi
 
 	QUERY[sum]="SELECT sum(id) FROM t"
 	for build in a b; do
 		QUERY[${build}_self]="SELECT pg_column_size($build.bloom_agg(id)) FROM t"
 		QUERY[${build}_fixed]="SELECT pg_column_size($build.bloom_agg(id, $N, 0.01)) FROM t"
 		QUERY[${build}_growing]="SELECT pg_column_size($build.bloom_agg(id, $((N / 10)), 0.01, 2)) FROM t"
+		# run.sh's room for the hashes: the builds compared in memory, as
+		# its targets are, not one of them spilling at the default work_mem
+		SETTINGS[${build}_self]=$AGG_WORK_MEM
+		SETTINGS[${build}_fixed]=$AGG_WORK_MEM
+		SETTINGS[${build}_growing]=$AGG_WORK_MEM
+		# and spilling at the default work_mem, as run.sh's spill row does
+		QUERY[${build}_spill]=${QUERY[${build}_self]}
+		SETTINGS[${build}_spill]="SET work_mem = '4MB';"
 	done
 	: >"$WORK/times"
 	echo "a = $(git -C "$BENCH_DIR/.." rev-parse --short "$REV"), b = the working tree; N = $N, $RUNS runs each, pinned to CPU $CPU"
-	measure "$RUNS" sum a_self b_self a_fixed b_fixed a_growing b_growing
+	# shellcheck disable=SC2086
+	measure "$RUNS" sum a_self b_self a_fixed b_fixed a_spill b_spill $GROWING_LABELS
 	report
+	echo "bloom_agg(id) spilling at work_mem 4MB / in work_mem (median of per-pass ratios):" \
+		"a $(fmt "$(paired_ratio a_spill a_self)"), b $(fmt "$(paired_ratio b_spill b_self)")"
 	if [ "${BENCH_PARALLEL:-no}" = yes ]; then
 		parallel_ab
 	fi

@@ -756,6 +756,19 @@ bloom_agg_add_fpr(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Raises sizing's error for a capacity below 1.  Apart from the transition,
+ * so that its header on the stack does not give the per-row path a stack
+ * protector to pay for.
+ */
+static pg_noinline void
+RejectCapacity(int64 capacity, double fpr)
+{
+	BfHeader	unused;
+
+	SizeFilter(capacity, fpr, &unused);
+}
+
+/*
  * Transition of bloom_agg(value, capacity, fpr): fixed size.  The entry
  * points call it directly rather than each other: a call to an exported
  * symbol could bind to another build's, were two loaded (bench/ab.sh).
@@ -771,11 +784,7 @@ AggAddFixed(FunctionCallInfo fcinfo)
 				 errmsg("bloom_agg capacity must not be NULL")));
 	capacity = PG_GETARG_INT64(2);
 	if (capacity < 1)
-	{
-		BfHeader	unused;
-
-		SizeFilter(capacity, FprArg(fcinfo, 3), &unused);	/* raises the error */
-	}
+		RejectCapacity(capacity, FprArg(fcinfo, 3));
 	return AggAdd(fcinfo, capacity, FprArg(fcinfo, 3), 0);
 }
 
@@ -958,13 +967,19 @@ TakeSpilledState(FunctionCallInfo fcinfo, BloomAggState *into, const BloomAggSta
 }
 
 /*
+ * How a spilled state is settled: HashSpillCount, HashSpillCountOnly or
+ * HashSpillSort.
+ */
+typedef uint64 (*SpillSettler) (HashSpill *spill, uint64 *buffer, Size room);
+
+/*
  * The number of distinct hashes of a spilled state.  What it holds in
  * memory goes to its file first, and its buffer, at its budget, serves to
  * count them; it is given back afterwards, as what comes next (the filter,
  * or a message) needs the memory more.
  */
 static uint64
-SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, bool sort)
+SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, SpillSettler settle)
 {
 	uint64		settled;
 
@@ -979,17 +994,10 @@ SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, bool sort)
 		buffer = MemoryContextAllocHuge(state->aggcontext, state->spill_at * sizeof(uint64));
 		ReplaceHashes(state, buffer, buffer, state->spill_at);
 	}
-	settled = sort ? HashSpillSort(state->spill, state->hashes, state->spill_at)
-		: HashSpillCount(state->spill, state->hashes, state->spill_at);
+	settled = settle(state->spill, state->hashes, state->spill_at);
 	ReplaceHashes(state, NULL, NULL, 0);
 	state->maxhashes = 0;
 	return settled;
-}
-
-static uint64
-CountSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
-{
-	return SettleSpilled(fcinfo, state, false);
 }
 
 /*
@@ -1062,11 +1070,6 @@ CountDistinct(BloomAggState *state)
 }
 
 /*
- * The filter of a spilled self-sizing state: sized for the count of its
- * distinct hashes, which are then read from its file in small chunks, in
- * the order of the filter's blocks.
- */
-/*
  * Inserts hashes into the final filter chunk by chunk, answering a cancel
  * between chunks: with a large work_mem the buffer holds many millions.
  */
@@ -1081,10 +1084,17 @@ InsertHashes(Bloom *bloom, const BfHeader *header, const uint64 *hashes, Size n)
 	}
 }
 
+/*
+ * The filter of a spilled self-sizing state: sized for the count of its
+ * distinct hashes, then given the hashes its file holds, read in small
+ * chunks in the order of their top bits, which is the order of the
+ * filter's blocks.  Those are not de-duplicated (HashSpillCountOnly):
+ * a hash inserted twice sets the same bits.
+ */
 static Bloom *
 FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 {
-	uint64		distinct = CountSpilled(fcinfo, state);
+	uint64		distinct = SettleSpilled(fcinfo, state, HashSpillCountOnly);
 	BfHeader	header;
 	Bloom	   *bloom;
 	uint64	   *chunk;
@@ -1160,7 +1170,7 @@ FinalChain(FunctionCallInfo fcinfo, BloomAggState *state)
 		uint64	   *chunk = palloc(2 * INSERT_CHUNK * sizeof(uint64));
 		Size		n;
 
-		SettleSpilled(fcinfo, state, true);
+		SettleSpilled(fcinfo, state, HashSpillSort);
 		HashSpillRewind(state->spill);
 		while ((n = HashSpillRead(state->spill, chunk, INSERT_CHUNK)) > 0)
 			AddSortedToChain(&chain, &header, chunk, n, chunk + INSERT_CHUNK, &tail);
@@ -1438,7 +1448,7 @@ SendStateFields(StringInfo buf, const BloomAggState *state, uint64 nhashes)
 static bytea *
 SerialiseSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
 {
-	uint64		distinct = CountSpilled(fcinfo, state);
+	uint64		distinct = SettleSpilled(fcinfo, state, HashSpillCount);
 	StringInfoData buf;
 	Size		left;
 	Size		n;

@@ -42,10 +42,15 @@
  *
  * Counting leaves the distinct hashes on one more tape, in the order of
  * their top bits, which is the order of the filter's blocks (bf_block_of):
- * the final function sizes the filter, gives the buffer back, and inserts
- * them reading that tape in small chunks, so that at the end memory holds
- * the filter and little else.  The same tape, read into a parallel worker's
- * message, is what the leader's count wants: distinct and grouped.
+ * read into a parallel worker's message, it is what the leader's count
+ * wants, distinct and grouped.  The final function needs only the count:
+ * it sizes the filter, gives the buffer back, and inserts the hashes
+ * reading them in small chunks, so that at the end memory holds the filter
+ * and little else, and a duplicate inserted twice changes nothing.  So it
+ * counts without that tape (HashSpillCountOnly): the partitions are frozen
+ * instead of freed as they are read, and read once more to insert, which
+ * spares writing every distinct hash a second time: three passes over the
+ * file's contents instead of four.
  *
  * One file of tapes
  * -----------------
@@ -131,6 +136,9 @@ struct HashSpill
 	bool		settled;
 	LogicalTape *result;
 	uint64		nresult;
+
+	/* counted by HashSpillCountOnly: the partitions, frozen, are the result */
+	bool		kept;
 
 	/* reading back */
 	int			reading;		/* partition being read, before settling */
@@ -319,16 +327,47 @@ SplitOfPartition(const HashSpill *spill, uint64 n, int shift, Size room)
 }
 
 /*
+ * A tape read to its end: closed, its blocks free for the tapes written
+ * meanwhile, or, frozen, rewound for another pass, which gives its read
+ * buffer back until that pass.
+ */
+static void
+DoneReading(LogicalTape *tape, bool frozen)
+{
+	if (frozen)
+		LogicalTapeRewindForRead(tape, BLCKSZ);
+	else
+		LogicalTapeClose(tape);
+}
+
+/*
+ * Appends distinct hashes to "out" in the order of their top bits, unless
+ * "out" is NULL (a count only).  bf_distinct_hashes groups only results
+ * larger than BF_UNGROUPED_DISTINCT_MAX.
+ */
+static void
+WriteDistinct(LogicalTape *out, uint64 *hashes, Size n)
+{
+	if (out == NULL)
+		return;
+	if (n <= BF_UNGROUPED_DISTINCT_MAX)
+		bf_group_hashes(hashes, n);
+	WriteHashes(out, hashes, n);
+}
+
+/*
  * Appends the distinct hashes of one partition of n hashes, which share
  * their top "shift" bits, to "out", in the order of their top bits, and
- * returns how many there are.  The partition's tape is closed once read,
- * its blocks free for the tapes written meanwhile.  A partition that fits
+ * returns how many there are; with "out" NULL, only counts them.  The
+ * partition's tape is closed once read, its blocks free for the tapes
+ * written meanwhile, unless it is "frozen" (HashSpillCountOnly): then it
+ * is rewound, its read buffer given back.  A partition that fits
  * in half the buffer is de-duplicated with the other half as scratch space;
  * a larger one as the buffer fills, split if it must be (see the file's
  * header).
  */
 static uint64
-CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
+CountPartition(HashSpill *spill, LogicalTape *tape, bool frozen, uint64 n, int shift,
 			   uint64 *buffer, Size room, LogicalTape *out)
 {
 	LogicalTape **parts = NULL;
@@ -343,11 +382,9 @@ CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
 	if (n <= room / 2)
 	{
 		ReadHashes(tape, buffer, n);
-		LogicalTapeClose(tape);
+		DoneReading(tape, frozen);
 		held = bf_distinct_hashes(buffer, n, buffer + n);
-		if (held <= BF_UNGROUPED_DISTINCT_MAX)	/* then in no order */
-			bf_group_hashes(buffer, held);
-		WriteHashes(out, buffer, held);
+		WriteDistinct(out, buffer, held);
 		return held;
 	}
 
@@ -379,21 +416,19 @@ CountPartition(HashSpill *spill, LogicalTape *tape, uint64 n, int shift,
 		WriteSplit(spill, parts, stats, shift, bits, buffer, held);
 		held = 0;
 	}
-	LogicalTapeClose(tape);
+	DoneReading(tape, frozen);
 	held = bf_distinct_hashes(buffer, held, NULL);
 	if (parts == NULL)
 	{
-		if (held <= BF_UNGROUPED_DISTINCT_MAX)
-			bf_group_hashes(buffer, held);
-		WriteHashes(out, buffer, held);
+		WriteDistinct(out, buffer, held);
 		return held;
 	}
 
 	WriteSplit(spill, parts, stats, shift, bits, buffer, held);
 	for (uint64 p = 0; p < ((uint64) 1 << bits); p++)
 		if (parts[p] != NULL)
-			distinct += CountPartition(spill, parts[p], stats[p].written, shift + bits,
-									   buffer, room, out);
+			distinct += CountPartition(spill, parts[p], false, stats[p].written,
+									   shift + bits, buffer, room, out);
 	pfree(parts);
 	pfree(stats);
 	return distinct;
@@ -462,26 +497,42 @@ SortPartition(HashSpill *spill, LogicalTape *tape, PartStats part,
 	pfree(stats);
 }
 
+/* How Settle settles the partitions. */
+typedef enum SettleMode
+{
+	SETTLE_DISTINCT,			/* their distinct hashes onto the result tape */
+	SETTLE_COUNT_ONLY,			/* a count; the partitions kept as they are */
+	SETTLE_SORTED				/* all their hashes, sorted, onto the result */
+} SettleMode;
+
 /*
- * Settles every partition in order onto the result tape: its distinct
- * hashes (CountPartition) or all its hashes sorted (SortPartition).
+ * Settles every partition in order: its distinct hashes (CountPartition)
+ * or all its hashes sorted (SortPartition) onto the result tape, or, with
+ * SETTLE_COUNT_ONLY, its distinct hashes counted and the partition frozen,
+ * to be read again.
  */
 static uint64
-Settle(HashSpill *spill, uint64 *buffer, Size room, bool sort)
+Settle(HashSpill *spill, uint64 *buffer, Size room, SettleMode mode)
 {
 	MemoryContext old;
 	uint64		total = 0;
 
 	if (spill->settled)
+	{
+		if (spill->kept && mode != SETTLE_COUNT_ONLY)
+			elog(ERROR, "aggregate state asked for its distinct hashes after counting them only");
 		return spill->nresult;
+	}
 	if (spill->read_raw)
 		elog(ERROR, "aggregate state settled after reading its hashes back");
 	spill->settled = true;
+	spill->kept = mode == SETTLE_COUNT_ONLY;
 	if (spill->tapes == NULL)
 		return 0;
 	Assert(room >= 2);
 	old = MemoryContextSwitchTo(spill->context);
-	spill->result = LogicalTapeCreate(spill->tapes);
+	if (!spill->kept)
+		spill->result = LogicalTapeCreate(spill->tapes);
 	for (int p = 0; p < (1 << spill->split_bits); p++)
 	{
 		LogicalTape *tape = spill->partitions[p];
@@ -489,19 +540,27 @@ Settle(HashSpill *spill, uint64 *buffer, Size room, bool sort)
 
 		if (tape == NULL)
 			continue;
+		if (mode == SETTLE_COUNT_ONLY)
+		{
+			/* read twice, now and to insert: frozen, its blocks stay */
+			LogicalTapeFreeze(tape, NULL);
+			total += CountPartition(spill, tape, true, part.written, spill->split_bits,
+									buffer, room, NULL);
+			continue;
+		}
 		spill->partitions[p] = NULL;	/* the settling closes it */
-		if (sort)
+		if (mode == SETTLE_SORTED)
 		{
 			SortPartition(spill, tape, part, buffer, room, spill->result);
 			total += part.written;
 		}
 		else
-			total += CountPartition(spill, tape, part.written, spill->split_bits,
+			total += CountPartition(spill, tape, false, part.written, spill->split_bits,
 									buffer, room, spill->result);
 		spill->stats[p].written = 0;
 	}
 	/* read as often as asked: its blocks are kept */
-	if (total > 0)
+	if (total > 0 && !spill->kept)
 		LogicalTapeFreeze(spill->result, NULL);
 	MemoryContextSwitchTo(old);
 	spill->nresult = total;
@@ -511,13 +570,19 @@ Settle(HashSpill *spill, uint64 *buffer, Size room, bool sort)
 uint64
 HashSpillCount(HashSpill *spill, uint64 *buffer, Size room)
 {
-	return Settle(spill, buffer, room, false);
+	return Settle(spill, buffer, room, SETTLE_DISTINCT);
+}
+
+uint64
+HashSpillCountOnly(HashSpill *spill, uint64 *buffer, Size room)
+{
+	return Settle(spill, buffer, room, SETTLE_COUNT_ONLY);
 }
 
 uint64
 HashSpillSort(HashSpill *spill, uint64 *buffer, Size room)
 {
-	return Settle(spill, buffer, room, true);
+	return Settle(spill, buffer, room, SETTLE_SORTED);
 }
 
 void
@@ -525,6 +590,8 @@ HashSpillRewind(HashSpill *spill)
 {
 	spill->reading = -1;
 	spill->unread = 0;
+	if (spill->kept)
+		return;					/* the frozen partitions, read from the first */
 	if (spill->settled)
 	{
 		if (spill->nresult > 0)
@@ -547,15 +614,23 @@ HashSpillRead(HashSpill *spill, uint64 *buffer, Size room)
 	LogicalTape *tape = spill->result;
 	Size		take;
 
-	if (!spill->settled)
+	if (!spill->settled || spill->kept)
 	{
-		/* each partition in turn, read once: its blocks are freed */
+		/*
+		 * Each partition in turn: read once, its blocks freed, or, frozen,
+		 * rewound for the next pass.
+		 */
 		while (spill->unread == 0)
 		{
 			if (spill->reading >= 0 && spill->partitions[spill->reading] != NULL)
 			{
-				LogicalTapeClose(spill->partitions[spill->reading]);
-				spill->partitions[spill->reading] = NULL;
+				if (spill->kept)
+					DoneReading(spill->partitions[spill->reading], true);
+				else
+				{
+					LogicalTapeClose(spill->partitions[spill->reading]);
+					spill->partitions[spill->reading] = NULL;
+				}
 			}
 			if (spill->reading + 1 >= (1 << spill->split_bits))
 			{

@@ -56,6 +56,15 @@ extern BF_HIDDEN void HashSpillWrite(HashSpill *spill, const uint64 *hashes, Siz
 extern BF_HIDDEN uint64 HashSpillCount(HashSpill *spill, uint64 *buffer, Size room);
 
 /*
+ * The same count for a caller that only inserts the hashes into a filter,
+ * where a duplicate changes nothing: the distinct hashes are not written
+ * out again, and reading back gives the hashes written, duplicates and all,
+ * in the order of their top bits, as often as asked.  A spill counted so
+ * cannot then be counted for its distinct hashes.
+ */
+extern BF_HIDDEN uint64 HashSpillCountOnly(HashSpill *spill, uint64 *buffer, Size room);
+
+/*
  * The same for a multiset: keeps every hash written, duplicates included,
  * in increasing order, and returns how many there are.  A spill is
  * counted or sorted, once.
@@ -65,8 +74,9 @@ extern BF_HIDDEN uint64 HashSpillSort(HashSpill *spill, uint64 *buffer, Size roo
 /*
  * Reads back from the start, up to room hashes per call, 0 at the end:
  * after HashSpillCount the distinct hashes in the order of their top bits,
- * after HashSpillSort all of them in increasing order, as often as asked;
- * before either, once, the hashes written, duplicates and all.
+ * after HashSpillCountOnly the hashes written in that order, after
+ * HashSpillSort all of them in increasing order, as often as asked; before
+ * any, once, the hashes written, duplicates and all.
  */
 extern BF_HIDDEN void HashSpillRewind(HashSpill *spill);
 extern BF_HIDDEN Size HashSpillRead(HashSpill *spill, uint64 *buffer, Size room);
