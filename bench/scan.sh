@@ -17,8 +17,8 @@
 #   - 3M-key filter (3.7 MB): <= 1.25x at the default
 #     bloomfilter.batched_scan_min_size (1MB); at 4MB, for comparison,
 #     where it is probed row by row;
-#   - 300k-key filter (360 KB): <= 1.1x (probed row by row: below the
-#     threshold);
+#   - 300k-key filter (360 KB): <= 1.1x (below the threshold: the same
+#     scan probes it row by row);
 #   - the 10M-key probe with 2 parallel workers: <= 1.5x the trivial scan
 #     with 2 workers.
 set -u

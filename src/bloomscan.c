@@ -17,7 +17,11 @@
  * their keys and prefetches the block each hash will test
  * (bf_filter_prefetch) before testing any, so that the misses overlap.
  * A filter smaller than bloomfilter.batched_scan_min_size gains nothing
- * from that: it is probed one row at a time, with nothing read ahead.  The
+ * from that: the scan probes it one row at a time, with nothing read ahead
+ * (still a little cheaper than the plain scan, which calls the probe
+ * function through the qual).  The size is known only when the scan
+ * starts, for a filter from a parameter, so it chooses the batch, not the
+ * plan.  The
  * default, 1MB, is the size of a core's own cache (L2) on common servers:
  * a filter larger than that already misses on most probes, since the
  * shared cache beyond it is far slower and the scanned rows stream
@@ -300,9 +304,10 @@ RunsBefore(PlannerInfo *root, RestrictInfo *a, int a_pos, RestrictInfo *b, int b
 /*
  * The first restriction of rel that the batched scan can take as its
  * probe: a bloom probe of a filter that does not depend on the row (no
- * Var, nothing volatile, no subplan) and, if it is a constant, at least
- * batched_scan_min_size bytes; whose key and whose preceding quals may run
- * ahead (see the header comment).
+ * Var, nothing volatile, no subplan, not a null constant); whose key and
+ * whose preceding quals may run ahead (see the header comment).  The
+ * filter's size does not choose the plan, only the batch (EvaluateFilter):
+ * a constant and the same filter read from a table get the same plan.
  */
 static bool
 FindProbeClause(PlannerInfo *root, RelOptInfo *rel, ProbeClause *probe)
@@ -327,9 +332,7 @@ FindProbeClause(PlannerInfo *root, RelOptInfo *rel, ProbeClause *probe)
 			contain_subplans((Node *) filter) ||
 			!contain_var_clause((Node *) key) || !SafeToRunAhead((Node *) key))
 			continue;
-		if (IsA(filter, Const) &&
-			(((Const *) filter)->constisnull ||
-			 toast_raw_datum_size(((Const *) filter)->constvalue) < (Size) batched_scan_min_size))
+		if (IsA(filter, Const) && ((Const *) filter)->constisnull)
 			continue;
 		foreach(other, rel->baserestrictinfo)
 		{
@@ -839,6 +842,10 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 		(instrument->nfiltered2 > 0 || es->format != EXPLAIN_FORMAT_TEXT))
 		ExplainPropertyFloat("Rows Removed by Bloom Filter", NULL,
 							 instrument->nfiltered2 / instrument->nloops, 0, es);
+	/* this process's choice (batched_scan_min_size, may_read_ahead) */
+	if (es->analyze && state->filter_ready && !state->filter_null)
+		ExplainPropertyText("Bloom Filter Probes",
+							state->batch_size > 1 ? "batched" : "row by row", es);
 }
 
 /* ---------------------------------------------------------------------
@@ -859,8 +866,7 @@ BloomScanInit(void)
 							 NULL, NULL, NULL);
 	DefineCustomIntVariable("bloomfilter.batched_scan_min_size",
 							"The smallest filter the Bloom Filter Scan probes in prefetched batches.",
-							"A constant filter smaller than this gets a plain sequential scan; "
-							"another is probed one row at a time.",
+							"A smaller filter is probed one row at a time.",
 							&batched_scan_min_size,
 							1024 * 1024,
 							0,

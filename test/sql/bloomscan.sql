@@ -383,26 +383,33 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
--- Where it is not chosen: the setting off, qfilter probes, and, at the
--- default batched_scan_min_size (1MB), a constant filter smaller than that.
+-- Where it is not chosen: the setting off, qfilter probes, a null filter.
 SET bloomfilter.batched_scan = off;
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$);
 SET bloomfilter.batched_scan = on;
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE qfilter_contains(qfilter_empty(10), user_id)$$);
+SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(NULL::bloom, user_id)$$);
+-- At the default batched_scan_min_size (1MB) a smaller filter, constant or
+-- from a parameter, gets the same plan and is probed row by row, with the
+-- same rows: the size chooses the batch, not the plan.
 RESET bloomfilter.batched_scan_min_size;
 SHOW bloomfilter.batched_scan_min_size;
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$);
--- a parameter's size is only known at execution: the scan is planned and
--- probes row by row, with the same rows
+SELECT scan_explain($$SELECT count(*) FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$, true);
+SELECT scan_explain($$SELECT count(*) FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id)$$, true);
+SELECT scan_check($$SELECT * FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id) AND grp <> 3$$, true);
 SELECT scan_check($$SELECT * FROM scan_rows
 	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id) AND grp <> 3$$, true);
--- the threshold compares with a constant's size: 16kB splits these two
+-- on either side of a threshold of 16kB, the same rows
 SET bloomfilter.batched_scan_min_size = '16kB';
 INSERT INTO scan_filters SELECT 'large', bloom_agg(g) FROM generate_series(0, 19999) g;
 SELECT f AS large FROM scan_filters WHERE name = 'large' \gset
 SELECT (bloom_info(:'users'::bloom)).bytes < 16384 AS users_small,
        (bloom_info(:'large'::bloom)).bytes >= 16384 AS large_large;
-SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$);
+SELECT scan_explain($$SELECT count(*) FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$, true);
+SELECT scan_explain($$SELECT count(*) FROM scan_rows WHERE bloom_contains(:'large'::bloom, user_id)$$, true);
+SELECT scan_check($$SELECT * FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id) AND grp <> 3$$, true);
 SELECT scan_check($$SELECT * FROM scan_rows WHERE bloom_contains(:'large'::bloom, user_id) AND grp <> 3$$, true);
 RESET bloomfilter.batched_scan_min_size;
 
