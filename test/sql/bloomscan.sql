@@ -413,6 +413,33 @@ SELECT scan_check($$SELECT * FROM scan_rows WHERE bloom_contains(:'users'::bloom
 SELECT scan_check($$SELECT * FROM scan_rows WHERE bloom_contains(:'large'::bloom, user_id) AND grp <> 3$$, true);
 RESET bloomfilter.batched_scan_min_size;
 
+-- Row-level security: the policy's quals run before the probe (a lower
+-- security level), so a role sees through the scan only the rows it may
+-- see, as through the plain plan; a policy with a function that is not
+-- leakproof may not run ahead of its parent, and the scan is not offered.
+CREATE TABLE scan_rls AS SELECT id, user_id, grp FROM scan_rows;
+ALTER TABLE scan_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY scan_rls_visible ON scan_rls FOR SELECT USING (grp <> 3);
+CREATE ROLE scan_reader;
+GRANT SELECT ON scan_rls, scan_filters TO scan_reader;
+SET ROLE scan_reader;
+SELECT scan_check($$SELECT * FROM scan_rls WHERE bloom_contains(:'users'::bloom, user_id)$$, true);
+SELECT count(*) AS rows, count(*) FILTER (WHERE grp = 3) AS hidden
+FROM scan_rls WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id);
+RESET ROLE;
+CREATE FUNCTION scan_not_leakproof(g int) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN g <> 4; END $$;
+CREATE POLICY scan_rls_opaque ON scan_rls AS RESTRICTIVE FOR SELECT USING (scan_not_leakproof(grp));
+SET ROLE scan_reader;
+SELECT scan_check($$SELECT * FROM scan_rls WHERE bloom_contains(:'users'::bloom, user_id)$$, true);
+SELECT count(*) AS rows, count(*) FILTER (WHERE grp IN (3, 4)) AS hidden
+FROM scan_rls WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id);
+RESET ROLE;
+DROP TABLE scan_rls;
+DROP FUNCTION scan_not_leakproof(int);
+REVOKE SELECT ON scan_filters FROM scan_reader;
+DROP ROLE scan_reader;
+
 DROP FUNCTION growing_probe();
 DROP FUNCTION cursor_walk(text);
 DROP FUNCTION scan_check(text, boolean);
