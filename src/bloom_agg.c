@@ -73,14 +73,11 @@
 #include "nodes/execnodes.h"
 #include "utils/memutils.h"
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 #include "bloomvalue.h"
 #include "handover.h"
 #include "hashbuf.h"
 #include "hashspill.h"
+#include "largevalue.h"
 #include "qfilter.h"
 
 /*
@@ -260,32 +257,6 @@ FixedFilterBytes(const BloomAggState *state)
 	return bf_value_bytes(header.nblocks);
 }
 
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-#define HUGE_PAGE_BYTES ((uintptr_t) 2 * 1024 * 1024)
-#endif
-
-/*
- * Asks the kernel to back a large buffer with huge pages where it can.  The
- * scratch space and the parallel plan's messages are new memory, filled once
- * from end to end, where 4 kB pages cost a page fault each, and so is a
- * reserved hash buffer.  Only for buffers
- * that are not grown: see GrowHashes.  Only a hint; a no-op elsewhere.
- */
-static void
-PreferHugePages(void *buffer, Size bytes)
-{
-#ifdef HUGE_PAGE_BYTES
-	uintptr_t	start = TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) buffer);
-	uintptr_t	end = TYPEALIGN_DOWN(HUGE_PAGE_BYTES, (uintptr_t) buffer + bytes);
-
-	if (end > start)
-		(void) madvise((void *) start, end - start, MADV_HUGEPAGE);
-#else
-	(void) buffer;
-	(void) bytes;
-#endif
-}
-
 /*
  * A hash buffer for n hashes of the state that is filled once from end to
  * end (a reservation, scratch space, a deserialised state), on huge pages
@@ -315,7 +286,7 @@ AllocFilledOnce(const BloomAggState *state, Size n, void **block)
 			return NULL;
 		/* past raw even if it is aligned: hashes != block marks the padding */
 		hashes = (uint64 *) TYPEALIGN(HUGE_PAGE_BYTES, (uintptr_t) raw + 1);
-		PreferHugePages(hashes, TYPEALIGN(HUGE_PAGE_BYTES, bytes));
+		AdviseHugePages(hashes, TYPEALIGN(HUGE_PAGE_BYTES, bytes));
 		*block = raw;
 		return hashes;
 	}
@@ -323,7 +294,7 @@ AllocFilledOnce(const BloomAggState *state, Size n, void **block)
 	raw = MemoryContextAllocExtended(state->aggcontext, bytes,
 									 MCXT_ALLOC_HUGE | MCXT_ALLOC_NO_OOM);
 	if (raw != NULL)
-		PreferHugePages(raw, bytes);
+		AdviseHugePages(raw, bytes);
 	*block = raw;
 	return (uint64 *) raw;
 }
@@ -1225,7 +1196,7 @@ AggFinal(FunctionCallInfo fcinfo)
 	}
 	else if (state->filter != NULL)
 	{
-		bloom = (Bloom *) palloc(VARSIZE(state->filter));
+		bloom = (Bloom *) PallocLarge(VARSIZE(state->filter));
 		memcpy(bloom, state->filter, VARSIZE(state->filter));
 		BloomReadHeader(bloom, &header);
 		header.inserted = state->rows;
@@ -1456,7 +1427,7 @@ SerialiseSpilled(FunctionCallInfo fcinfo, BloomAggState *state)
 	CheckSerialisable(distinct, 0);
 	pq_begintypsend(&buf);
 	enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + distinct * sizeof(uint64) + 1);
-	PreferHugePages(buf.data, buf.maxlen);
+	AdviseHugePages(buf.data, buf.maxlen);
 	SendStateFields(&buf, state, distinct);
 	HashSpillRewind(state->spill);
 	left = distinct;
@@ -1520,7 +1491,7 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 	{
 		enlargeStringInfo(&buf, SERIAL_HEADER_ROOM + state->nhashes * sizeof(uint64) +
 						  1 + filter_bytes);
-		PreferHugePages(buf.data, buf.maxlen);
+		AdviseHugePages(buf.data, buf.maxlen);
 		in_message = (uint64 *) (buf.data + SERIAL_HEADER_ROOM);
 		nhashes = GroupIntoMessage(state, in_message);
 	}

@@ -26,6 +26,7 @@
 #include "mb/pg_wchar.h"
 
 #include "bloomvalue.h"
+#include "largevalue.h"
 #include "sizing.h"
 
 /* A new, empty filter with the given header, in the current context. */
@@ -33,7 +34,7 @@ Bloom *
 BloomAlloc(const BfHeader *header)
 {
 	size_t		len = bf_value_bytes(header->nblocks);
-	Bloom	   *bloom = (Bloom *) palloc(VARHDRSZ + len);
+	Bloom	   *bloom = (Bloom *) PallocLarge(VARHDRSZ + len);
 
 	SET_VARSIZE(bloom, VARHDRSZ + len);
 	bf_init(BloomData(bloom), header);

@@ -25,6 +25,7 @@
 #include "varatt.h"
 #endif
 
+#include "largevalue.h"
 #include "probecache.h"
 
 #if PG_VERSION_NUM < 140000
@@ -224,7 +225,7 @@ ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int argno,
 
 	/* Decode and validate first: a failure must leave no half-made cache. */
 	old = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-	detoasted = PG_DETOAST_DATUM(PointerGetDatum(raw));
+	detoasted = DetoastLarge(PointerGetDatum(raw), false);
 	MemoryContextSwitchTo(old);
 	decoded = DecodeHeader(cache, detoasted);
 
