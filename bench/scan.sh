@@ -20,7 +20,9 @@
 #   - 300k-key filter (360 KB): <= 1.1x (below the threshold: the same
 #     scan probes it row by row);
 #   - the 10M-key probe with 2 parallel workers: <= 1.5x the trivial scan
-#     with 2 workers.
+#     with 2 workers;
+#   - a 3M-key qfilter (3.7 MB), batched and in the plain plan, without a
+#     target (a qfilter's probe does more work than bloom's).
 set -u
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -47,10 +49,12 @@ load_scan_data() {
 		INSERT INTO filters SELECT 'k10m', bloom_agg(g::bigint) FROM generate_series(1, 10000000) g;
 		INSERT INTO filters SELECT 'k3m', bloom_agg(g::bigint) FROM generate_series(1, 3000000) g;
 		INSERT INTO filters SELECT 'k300k', bloom_agg(g::bigint) FROM generate_series(1, 300000) g;
-		VACUUM (FREEZE, ANALYZE) requests, filters;
+		CREATE TABLE qfilters (name text PRIMARY KEY, q qfilter NOT NULL);
+		INSERT INTO qfilters SELECT 'k3m', qfilter_agg(g::bigint) FROM generate_series(1, 3000000) g;
+		VACUUM (FREEZE, ANALYZE) requests, filters, qfilters;
 		SELECT count(pg_prewarm(c.oid)) FROM pg_class c
-		 WHERE c.relname IN ('requests', 'filters')
-		    OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE relname = 'filters');
+		 WHERE c.relname IN ('requests', 'filters', 'qfilters')
+		    OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE relname IN ('filters', 'qfilters'));
 	EOF
 }
 
@@ -62,6 +66,9 @@ define_scan_queries() {
 		QUERY[${name}_off]=${QUERY[${name}_on]}
 		SETTINGS[${name}_off]="SET bloomfilter.batched_scan = off;"
 	done
+	QUERY[q3m_on]="$probe qfilter_contains((SELECT q FROM qfilters WHERE name = 'k3m'), r.user_id)"
+	QUERY[q3m_off]=${QUERY[q3m_on]}
+	SETTINGS[q3m_off]="SET bloomfilter.batched_scan = off;"
 	QUERY[k3m_on_4mb]=${QUERY[k3m_on]}
 	SETTINGS[k3m_on_4mb]="SET bloomfilter.batched_scan_min_size = '4MB';"
 	QUERY[base_par]=${QUERY[base]}
@@ -117,6 +124,16 @@ scan_300k() {
 		"scan_300k_plain_vs_trivial $(paired_ratio k300k_off base) -")
 }
 
+scan_qfilter() {
+	local bytes
+	bytes=$(sql_value "SELECT bytes FROM qfilter_info((SELECT q FROM qfilters WHERE name = 'k3m'))")
+	measure "$RUNS" base q3m_on q3m_off
+	paired_row 30 "batched scan, 3M-key qfilter ($(size_label "$bytes"))" q3m_on ms "scan with user_id <> 0" base ""
+	paired_row 30 "plain plan, same qfilter" q3m_off ms "scan with user_id <> 0" base ""
+	PERF+=("scan_qfilter_3m_batched_vs_trivial $(paired_ratio q3m_on base) -"
+		"scan_qfilter_3m_plain_vs_trivial $(paired_ratio q3m_off base) -")
+}
+
 # Unpinned: it needs every CPU.
 scan_parallel() {
 	PIN=no
@@ -140,4 +157,5 @@ print_perf() {
 	done
 }
 
-bench_main load_scan_data define_scan_queries scan_10m scan_3m scan_300k scan_parallel print_perf
+bench_main load_scan_data define_scan_queries scan_10m scan_3m scan_300k scan_qfilter scan_parallel \
+	print_perf

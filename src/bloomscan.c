@@ -2,8 +2,9 @@
  *
  * bloomscan.c
  *	  The batched filter scan, "Bloom Filter Scan": a custom scan that
- *	  stands in for a sequential scan whose quals probe a bloom filter
- *	  fixed for the scan (bloom_contains(f, key), f @> key, key <@ f).  It
+ *	  stands in for a sequential scan whose quals probe a bloom filter or a
+ *	  qfilter fixed for the scan (bloom_contains(f, key), f @> key,
+ *	  key <@ f, and qfilter_contains and its operators alike).  It
  *	  owns the planner hook that offers it, its plan and executor
  *	  callbacks (parallel ones included), its EXPLAIN output and its two
  *	  settings, bloomfilter.batched_scan and
@@ -15,7 +16,8 @@
  * and a plain scan evaluates its quals one row at a time, so the misses
  * happen one after the other.  This scan reads a batch of rows, hashes
  * their keys and prefetches the block each hash will test
- * (bf_filter_prefetch) before testing any, so that the misses overlap.
+ * (bf_filter_prefetch; for a qfilter, qf_prefetch: the home slot's block)
+ * before testing any, so that the misses overlap.
  * A filter smaller than bloomfilter.batched_scan_min_size gains nothing
  * from that: the scan probes it one row at a time, with nothing read ahead
  * (still a little cheaper than the plain scan, which calls the probe
@@ -88,7 +90,9 @@
 
 #include "bloomscan.h"
 #include "bloomvalue.h"
+#include "largevalue.h"
 #include "plannersupport.h"
+#include "qfiltervalue.h"
 
 #define BLOOM_SCAN_NAME "Bloom Filter Scan"
 
@@ -109,6 +113,13 @@ static bool batched_scan = true;
 static int	batched_scan_min_size = 1024 * 1024;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+
+/* The filter types the scan probes. */
+typedef enum ProbeFilterType
+{
+	PROBE_BLOOM,
+	PROBE_QFILTER
+} ProbeFilterType;
 
 /* What the planner found: a probe of a filter fixed for the scan. */
 typedef struct ProbeClause
@@ -132,6 +143,7 @@ typedef struct BloomScanState
 	ExprState  *recheck_qual;	/* those and the probe: EvalPlanQual */
 	ExprState  *filter_expr;
 	ExprState  *key_expr;
+	ProbeFilterType filter_type;
 	bool		filter_in_place;	/* a Const or Param: its value outlives
 									 * the row that evaluates it */
 	Bitmapset  *filter_params;	/* a rescan changing these re-evaluates */
@@ -145,8 +157,12 @@ typedef struct BloomScanState
 	MemoryContext filter_cxt;
 	bool		filter_ready;
 	bool		filter_null;
-	Bloom	   *filter;
-	BfHeader	header;
+	struct varlena *filter;
+	union
+	{
+		BfHeader	bloom;
+		QfHeader	qfilter;
+	}			header;
 	Size		filter_bytes;
 	bool		key_ready;		/* key set up and checked against header */
 	KeyType		key;
@@ -160,7 +176,7 @@ typedef struct BloomScanState
 	bool		batched;		/* this batch keeps rows in rows[] */
 	HeapTupleData rows[BLOOM_SCAN_BATCH];
 	Buffer		row_pages[BLOOM_SCAN_BATCH];
-	uint64		hashes[BLOOM_SCAN_BATCH];
+	uint64		hashes[BLOOM_SCAN_BATCH];	/* a qfilter's: fingerprints */
 	uint16		probed[BLOOM_SCAN_BATCH];
 	uint16		survivors[BLOOM_SCAN_BATCH];
 	int			nsurvivors;
@@ -216,34 +232,39 @@ static const CustomExecMethods BloomScanExecMethods = {
  */
 
 /*
- * Whether funcid is this extension's bloom_contains or bloom_contained_by:
- * one of those names, in the schema of the filter argument's type, which
- * must be bloom.  Sets *filter_arg to the filter's argument.
+ * Whether funcid is one of this extension's probe functions
+ * (ProbeFilterArgument): one of their names, in the schema of the filter
+ * argument's type, which must be the function's filter type.  Sets
+ * *filter_arg to the filter's argument and *type to its type.
  */
 static bool
-IsBloomProbeFunction(Oid funcid, Oid filter_type_of_arg0, Oid filter_type_of_arg1,
-					 int *filter_arg)
+IsProbeFunction(Oid funcid, Oid type_of_arg0, Oid type_of_arg1, int *filter_arg,
+				ProbeFilterType *type)
 {
-	Oid			filter_type;
+	const char *type_name;
 	HeapTuple	tuple;
-	bool		is_bloom;
+	bool		is_probe;
 
-	*filter_arg = BloomProbeFilterArgument(funcid);
+	*filter_arg = ProbeFilterArgument(funcid, &type_name);
 	if (*filter_arg < 0)
 		return false;
-	filter_type = *filter_arg == 0 ? filter_type_of_arg0 : filter_type_of_arg1;
-	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(filter_type));
+	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(*filter_arg == 0 ? type_of_arg0
+													  : type_of_arg1));
 	if (!HeapTupleIsValid(tuple))
 		return false;
-	is_bloom = strcmp(NameStr(((Form_pg_type) GETSTRUCT(tuple))->typname), "bloom") == 0 &&
+	is_probe = strcmp(NameStr(((Form_pg_type) GETSTRUCT(tuple))->typname), type_name) == 0 &&
 		((Form_pg_type) GETSTRUCT(tuple))->typnamespace == get_func_namespace(funcid);
 	ReleaseSysCache(tuple);
-	return is_bloom;
+	*type = strcmp(type_name, "qfilter") == 0 ? PROBE_QFILTER : PROBE_BLOOM;
+	return is_probe;
 }
 
-/* The filter and key of a probe clause, or false for any other clause. */
+/*
+ * The filter, key and filter type of a probe clause, or false for any
+ * other clause.
+ */
 static bool
-ProbeArguments(Expr *clause, Expr **filter, Expr **key)
+ProbeArguments(Expr *clause, Expr **filter, Expr **key, ProbeFilterType *type)
 {
 	Oid			funcid;
 	List	   *args;
@@ -262,8 +283,8 @@ ProbeArguments(Expr *clause, Expr **filter, Expr **key)
 	else
 		return false;
 	if (list_length(args) != 2 ||
-		!IsBloomProbeFunction(funcid, exprType(linitial(args)), exprType(lsecond(args)),
-							  &filter_arg))
+		!IsProbeFunction(funcid, exprType(linitial(args)), exprType(lsecond(args)),
+						 &filter_arg, type))
 		return false;
 	*filter = list_nth(args, filter_arg);
 	*key = list_nth(args, 1 - filter_arg);
@@ -303,7 +324,7 @@ RunsBefore(PlannerInfo *root, RestrictInfo *a, int a_pos, RestrictInfo *b, int b
 
 /*
  * The first restriction of rel that the batched scan can take as its
- * probe: a bloom probe of a filter that does not depend on the row (no
+ * probe: a probe of a filter that does not depend on the row (no
  * Var, nothing volatile, no subplan, not a null constant); whose key and
  * whose preceding quals may run ahead (see the header comment).  The
  * filter's size does not choose the plan, only the batch (EvaluateFilter):
@@ -320,12 +341,13 @@ FindProbeClause(PlannerInfo *root, RelOptInfo *rel, ProbeClause *probe)
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Expr	   *filter;
 		Expr	   *key;
+		ProbeFilterType type;
 		bool		ahead_ok = true;
 		int			other_pos = 0;
 		ListCell   *other;
 
 		pos++;
-		if (rinfo->pseudoconstant || !ProbeArguments(rinfo->clause, &filter, &key))
+		if (rinfo->pseudoconstant || !ProbeArguments(rinfo->clause, &filter, &key, &type))
 			continue;
 		if (contain_var_clause((Node *) filter) ||
 			contain_volatile_functions((Node *) filter) ||
@@ -434,8 +456,8 @@ BloomScanPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
  * The plan: the quals but the probe in the planner's order (clauses comes
  * sorted), in the plan's qual so that EXPLAIN shows them as its Filter;
  * the filter, the key and the probe in custom_exprs; how many quals run
- * before the probe, and whether the batch may read ahead, in
- * custom_private.
+ * before the probe, whether the batch may read ahead, and the filter's
+ * type, in custom_private.
  */
 static Plan *
 PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -448,6 +470,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	bool		may_read_ahead = true;
 	Expr	   *filter;
 	Expr	   *key;
+	ProbeFilterType type;
 	ListCell   *lc;
 
 	foreach(lc, clauses)
@@ -465,7 +488,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			may_read_ahead = false;
 		quals = lappend(quals, rinfo->clause);
 	}
-	if (nbefore < 0 || !ProbeArguments(probe->clause, &filter, &key))
+	if (nbefore < 0 || !ProbeArguments(probe->clause, &filter, &key, &type))
 		elog(ERROR, "bloom filter scan lost its probe clause");
 
 	cscan->scan.plan.targetlist = tlist;
@@ -474,7 +497,8 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
 	cscan->custom_exprs = list_make3(filter, key, probe->clause);
-	cscan->custom_private = list_make2(makeInteger(nbefore), makeInteger(may_read_ahead));
+	cscan->custom_private = list_make3(makeInteger(nbefore), makeInteger(may_read_ahead),
+									   makeInteger(type));
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &BloomScanPlanMethods;
 	return &cscan->scan.plan;
@@ -527,6 +551,7 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	state->namespace = get_func_namespace(IsA(probe, FuncExpr) ? ((FuncExpr *) probe)->funcid
 										  : get_opcode(((OpExpr *) probe)->opno));
 	state->may_read_ahead = intVal(lsecond(cscan->custom_private)) != 0;
+	state->filter_type = (ProbeFilterType) intVal(lthird(cscan->custom_private));
 	state->filter_cxt = AllocSetContextCreate(estate->es_query_cxt, "bloom filter scan",
 											  ALLOCSET_DEFAULT_SIZES);
 	state->batch_size = 1;
@@ -557,9 +582,11 @@ EvaluateFilter(BloomScanState *state)
 	if (!isnull)
 	{
 		/* Anything but a Const or Param may be in memory the next row frees. */
-		state->filter = state->filter_in_place ? (Bloom *) PG_DETOAST_DATUM(value)
-			: (Bloom *) PG_DETOAST_DATUM_COPY(value);
-		BloomReadHeader(state->filter, &state->header);
+		state->filter = DetoastLarge(value, !state->filter_in_place);
+		if (state->filter_type == PROBE_QFILTER)
+			QFilterReadHeader(state->filter, &state->header.qfilter);
+		else
+			BloomReadHeader(state->filter, &state->header.bloom);
 		state->filter_bytes = VARSIZE(state->filter);
 	}
 	MemoryContextSwitchTo(old);
@@ -578,7 +605,10 @@ SetUpKey(BloomScanState *state)
 {
 	KeyTypeForColumn(&state->key, state->key_typid, state->collation, state->namespace,
 					 state->css.ss.ps.state->es_query_cxt);
-	BloomCheckKey(&state->header, &state->key);
+	if (state->filter_type == PROBE_QFILTER)
+		QFilterCheckKey(&state->header.qfilter, &state->key);
+	else
+		BloomCheckKey(&state->header.bloom, &state->key);
 	state->key_ready = true;
 }
 
@@ -640,6 +670,37 @@ ReturnRow(BloomScanState *state, int n)
 }
 
 /*
+ * The probe in its three steps, of either filter type: a key's hash (a
+ * qfilter's fingerprint), the prefetch of what its test will read, and the
+ * test.  The type is the same for the whole scan, so the branch costs
+ * nothing.
+ */
+static inline uint64
+ProbeHash(BloomScanState *state, Datum key)
+{
+	if (state->filter_type == PROBE_QFILTER)
+		return QFilterKeyFingerprint(&state->header.qfilter, &state->key, key);
+	return BloomHashValue(&state->header.bloom, &state->key, key);
+}
+
+static inline void
+ProbePrefetch(BloomScanState *state, uint64 hash)
+{
+	if (state->filter_type == PROBE_QFILTER)
+		qf_prefetch(QFilterData(state->filter), &state->header.qfilter, hash);
+	else
+		bf_filter_prefetch(BloomData(state->filter), &state->header.bloom, hash);
+}
+
+static inline bool
+ProbeTest(BloomScanState *state, uint64 hash)
+{
+	if (state->filter_type == PROBE_QFILTER)
+		return QFilterTestFingerprint(state->filter, &state->header.qfilter, hash);
+	return BloomTestHash(state->filter, &state->header.bloom, hash);
+}
+
+/*
  * Reads the next batch: for each row, the quals before the probe, then its
  * key, hashed and its block prefetched; then the tests, which keep the
  * rows that may be in the filter, in order.
@@ -690,10 +751,10 @@ FillBatch(BloomScanState *state)
 		{
 			if (!state->key_ready || !KeyTypeIsCurrent(&state->key))
 				SetUpKey(state);
-			state->hashes[n] = BloomHashValue(&state->header, &state->key, key);
+			state->hashes[n] = ProbeHash(state, key);
 			if (state->batched)
 			{
-				bf_filter_prefetch(BloomData(state->filter), &state->header, state->hashes[n]);
+				ProbePrefetch(state, state->hashes[n]);
 				KeepRow(state, n);
 			}
 			state->probed[nprobed++] = n;
@@ -707,7 +768,7 @@ FillBatch(BloomScanState *state)
 	{
 		int			n = state->probed[i];
 
-		if (BloomTestHash(state->filter, &state->header, state->hashes[n]))
+		if (ProbeTest(state, state->hashes[n]))
 			state->survivors[state->nsurvivors++] = n;
 		else
 			dropped++;

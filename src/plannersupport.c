@@ -190,15 +190,33 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 	return selectivity;
 }
 
+/* The probe functions, by name: their filter's argument and type. */
+static const struct
+{
+	const char *name;
+	int			filter_arg;
+	const char *filter_type;
+}			probe_functions[] =
+{
+	{"bloom_contains", 0, "bloom"},
+	{"bloom_contained_by", 1, "bloom"},
+	{"qfilter_contains", 0, "qfilter"},
+	{"qfilter_contained_by", 1, "qfilter"},
+};
+
 int
-BloomProbeFilterArgument(Oid funcid)
+ProbeFilterArgument(Oid funcid, const char **filter_type)
 {
 	char	   *name = get_func_name(funcid);
 
-	if (name != NULL && strcmp(name, "bloom_contains") == 0)
-		return 0;
-	if (name != NULL && strcmp(name, "bloom_contained_by") == 0)
-		return 1;
+	for (int i = 0; name != NULL && i < lengthof(probe_functions); i++)
+	{
+		if (strcmp(name, probe_functions[i].name) != 0)
+			continue;
+		if (filter_type != NULL)
+			*filter_type = probe_functions[i].filter_type;
+		return probe_functions[i].filter_arg;
+	}
 	return -1;
 }
 
@@ -206,7 +224,7 @@ BloomProbeFilterArgument(Oid funcid)
 static int
 FilterArgumentOf(Oid funcid)
 {
-	return BloomProbeFilterArgument(funcid) == 1 ? 1 : 0;
+	return ProbeFilterArgument(funcid, NULL) == 1 ? 1 : 0;
 }
 
 /* Startup cost of a filter argument: reading a stored one once. */

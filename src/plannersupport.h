@@ -2,7 +2,8 @@
  *
  * plannersupport.h
  *	  What the planner support (plannersupport.c) tells other planner
- *	  code: which argument of a probe function is the filter.
+ *	  code: which argument of a probe function is the filter, and of which
+ *	  type.
  *
  *-------------------------------------------------------------------------
  */
@@ -12,9 +13,11 @@
 #include "bf_port.h"
 
 /*
- * The filter's argument of bloom_contains (0) or bloom_contained_by (1),
- * by the function's name; -1 for any other function.
+ * The filter's argument of a probe function, by the function's name:
+ * bloom_contains and qfilter_contains (0), bloom_contained_by and
+ * qfilter_contained_by (1); -1 for any other function.  Sets *filter_type,
+ * if not NULL, to the name of the filter's type: "bloom" or "qfilter".
  */
-extern BF_HIDDEN int BloomProbeFilterArgument(Oid funcid);
+extern BF_HIDDEN int ProbeFilterArgument(Oid funcid, const char **filter_type);
 
 #endif							/* BF_PLANNERSUPPORT_H */

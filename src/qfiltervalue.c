@@ -17,6 +17,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 
+#include "largevalue.h"
 #include "probecache.h"
 #include "qfiltervalue.h"
 
@@ -27,7 +28,7 @@ QFilter *
 QFilterAlloc(const QfHeader *header)
 {
 	size_t		len = qf_value_bytes(header);
-	QFilter    *filter = (QFilter *) palloc(VARHDRSZ + len);
+	QFilter    *filter = (QFilter *) PallocLarge(VARHDRSZ + len);
 
 	SET_VARSIZE(filter, VARHDRSZ + len);
 	qf_init(QFilterData(filter), header);
@@ -52,7 +53,7 @@ MergeInSlices(QFilter **result, QfHeader *header, QFilter *a, const QfHeader *a_
 	QfStatus	status = QF_OK;
 	bool		done = false;
 
-	*result = (QFilter *) palloc(VARHDRSZ + len);
+	*result = (QFilter *) PallocLarge(VARHDRSZ + len);
 	SET_VARSIZE(*result, VARHDRSZ + len);
 	qf_merge_start(&merge, QFilterData(a), a_header, b ? QFilterData(b) : NULL, b_header, true);
 	while (!done && status == QF_OK)
@@ -202,6 +203,14 @@ QFilterKeyFingerprint(const QfHeader *header, const KeyType *key, Datum value)
 	return qf_fingerprint(header, QFilterKeyHash(header, key, value));
 }
 
+bool
+QFilterTestFingerprint(QFilter *filter, const QfHeader *header, uint64 fingerprint)
+{
+	if (header->identity.kind == BF_KIND_NONE)
+		return false;			/* nothing was ever added */
+	return qf_contains(QFilterData(filter), header, fingerprint);
+}
+
 /* How the probe cache (probecache.c) reads a qfilter. */
 static void
 QFilterProbeReadHeader(struct varlena *filter, void *header)
@@ -220,10 +229,8 @@ QFilterProbeTest(struct varlena *filter, const void *header, const KeyType *key,
 {
 	const QfHeader *qf_header = (const QfHeader *) header;
 
-	if (qf_header->identity.kind == BF_KIND_NONE)
-		return false;			/* nothing was ever added */
-	return qf_contains(QFilterData(filter), qf_header,
-					   QFilterKeyFingerprint(qf_header, key, value));
+	return QFilterTestFingerprint(filter, qf_header,
+								  QFilterKeyFingerprint(qf_header, key, value));
 }
 
 const FilterProbeType QFilterProbeType = {

@@ -56,6 +56,10 @@ extern BF_HIDDEN uint64 QFilterKeyHash(const QfHeader *header, const KeyType *ke
 extern BF_HIDDEN uint64 QFilterKeyFingerprint(const QfHeader *header, const KeyType *key,
 											  Datum value);
 
+/* Whether a fingerprint may be in filter: false for a filter never added to. */
+extern BF_HIDDEN bool QFilterTestFingerprint(QFilter *filter, const QfHeader *header,
+											 uint64 fingerprint);
+
 /*
  * Inserts one fingerprint; a full filter grows into a new palloc'd value,
  * which is returned (the old one is freed if it was not the caller's).

@@ -691,6 +691,22 @@ qf_contains(const uint8_t *value, const QfHeader *h, uint64_t fingerprint)
 	return find_in_run(value, h, q, (uint64_t) end, fingerprint & remainder_mask(h->r)) >= 0;
 }
 
+void
+qf_prefetch(const uint8_t *value, const QfHeader *h, uint64_t fingerprint)
+{
+#if defined(__GNUC__) || defined(__clang__)
+	uint64_t	q = fingerprint >> h->r;
+	const uint8_t *block = block_at(value, h, q / 64);
+
+	__builtin_prefetch(block);
+	__builtin_prefetch(block + QF_BLOCK_FIXED + (q % 64) * h->r / 8);
+#else
+	(void) value;
+	(void) h;
+	(void) fingerprint;
+#endif
+}
+
 uint64_t
 qf_count(const uint8_t *value, const QfHeader *h, uint64_t fingerprint)
 {

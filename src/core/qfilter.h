@@ -190,6 +190,14 @@ extern BF_HIDDEN uint64_t qf_count(const uint8_t *value, const QfHeader *header,
 extern BF_HIDDEN bool qf_contains(const uint8_t *value, const QfHeader *header,
 								  uint64_t fingerprint);
 
+/*
+ * Prefetches what qf_contains(value, header, fingerprint) reads first: the
+ * home slot's block words and its remainder.  For probes in batches, whose
+ * cache misses then overlap.
+ */
+extern BF_HIDDEN void qf_prefetch(const uint8_t *value, const QfHeader *header,
+								  uint64_t fingerprint);
+
 /* Fingerprints in increasing order, each copy once. */
 typedef struct QfCursor
 {

@@ -383,12 +383,97 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 
--- Where it is not chosen: the setting off, qfilter probes, a null filter.
+-- qfilter probes: the same scan, with qf_prefetch, and the same rows and
+-- errors.  A key removed again is absent but for false positives, through
+-- the scan as through the function.
+CREATE TABLE scan_filters_q (name text PRIMARY KEY, q qfilter);
+INSERT INTO scan_filters_q
+SELECT 'users', qfilter_agg(g) FROM generate_series(0, 4999, 3) g;
+INSERT INTO scan_filters_q
+SELECT 'tags', qfilter_agg('u' || g) FROM generate_series(0, 3) g;
+INSERT INTO scan_filters_q
+SELECT 'churn', qfilter_remove_all(qfilter_agg(g), ARRAY(SELECT generate_series(0, 4999, 6)))
+FROM generate_series(0, 4999, 3) g;
+INSERT INTO scan_filters_q VALUES ('empty', qfilter_empty(1000)), ('none', NULL);
+SELECT scan_explain($$SELECT count(*) FROM scan_rows
+	WHERE (SELECT q FROM scan_filters_q WHERE name = 'users') @> user_id AND tag <> 'u3'$$, true);
+SELECT scan_check($$SELECT * FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'users'), user_id)$$, true);
+SELECT scan_check($$SELECT * FROM scan_rows
+	WHERE (SELECT q FROM scan_filters_q WHERE name = 'users') @> user_id AND grp <> 3$$, true);
+SELECT scan_check($$SELECT id, tag FROM scan_rows
+	WHERE user_id <@ (SELECT q FROM scan_filters_q WHERE name = 'churn')$$, true);
+SELECT count(*) FILTER (WHERE user_id % 6 = 0) AS removed_found,
+       count(*) FILTER (WHERE user_id % 6 = 3) AS kept_found
+FROM scan_rows WHERE user_id <@ (SELECT q FROM scan_filters_q WHERE name = 'churn');
+SELECT scan_check($$SELECT id FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'tags'), tag)$$, true);
+SELECT scan_check($$SELECT * FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'empty'), user_id)$$);
+SELECT scan_check($$SELECT * FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'none'), user_id)$$);
+SELECT scan_check($$SELECT id FROM scan_rows
+	WHERE qfilter_contains(qfilter_add(qfilter_empty(10), 7), user_id)$$, true);
+-- a filter of another kind fails at the first key, as the function does
+SELECT scan_check($$SELECT id FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'tags'), user_id)$$);
+-- two workers
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT scan_explain($$SELECT count(*) FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'churn'), user_id)$$);
+SELECT scan_check($$SELECT count(*), sum(hashtext(r::text)) FROM scan_rows r
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'churn'), user_id)$$);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+-- a function of the same name in another schema, on text, is not a probe
+CREATE SCHEMA scan_other;
+CREATE FUNCTION scan_other.qfilter_contains(text, int) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS 'SELECT $2 % 2 = 0';
+SELECT scan_plan($$SELECT id FROM scan_rows WHERE scan_other.qfilter_contains('x', user_id)$$);
+DROP SCHEMA scan_other CASCADE;
+
+-- Filters of megabytes stored out of line are fetched into memory on huge
+-- pages (largevalue.c), by the scan and by the probe functions alike, in
+-- each parallel worker too; a compressed one is detoasted as usual.
+CREATE TABLE scan_large (f bloom, q qfilter);
+INSERT INTO scan_large
+SELECT bloom_add_all(bloom_empty(2500000), a), qfilter_add_all(qfilter_empty(1000000), a)
+FROM (SELECT ARRAY(SELECT generate_series(0, 4999, 2)) AS a) keys;
+SELECT pg_column_size(f) >= 2 * 1024 * 1024 AS bloom_stored_whole,
+       pg_column_size(q) < (qfilter_info(q)).bytes AS qfilter_compressed
+FROM scan_large;
+SELECT scan_check($$SELECT id, user_id FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_large), user_id)$$, true);
+SELECT scan_check($$SELECT id, user_id FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_large), user_id)$$, true);
+SELECT count(*) FILTER (WHERE user_id % 2 = 0) AS even_found,
+       (SELECT count(*) FROM scan_rows WHERE user_id % 2 = 0) AS even_rows
+FROM scan_rows WHERE bloom_contains((SELECT f FROM scan_large), user_id);
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SELECT scan_check($$SELECT count(*), sum(hashtext(r::text)) FROM scan_rows r
+	WHERE bloom_contains((SELECT f FROM scan_large), user_id)$$);
+RESET parallel_setup_cost;
+RESET parallel_tuple_cost;
+RESET min_parallel_table_scan_size;
+RESET max_parallel_workers_per_gather;
+DROP TABLE scan_large;
+
+-- Where it is not chosen: the setting off, a null filter.
 SET bloomfilter.batched_scan = off;
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$);
+SELECT scan_plan($$SELECT id FROM scan_rows
+	WHERE qfilter_contains((SELECT q FROM scan_filters_q WHERE name = 'users'), user_id)$$);
 SET bloomfilter.batched_scan = on;
-SELECT scan_plan($$SELECT id FROM scan_rows WHERE qfilter_contains(qfilter_empty(10), user_id)$$);
 SELECT scan_plan($$SELECT id FROM scan_rows WHERE bloom_contains(NULL::bloom, user_id)$$);
+SELECT scan_plan($$SELECT id FROM scan_rows WHERE qfilter_contains(NULL::qfilter, user_id)$$);
 -- At the default batched_scan_min_size (1MB) a smaller filter, constant or
 -- from a parameter, gets the same plan and is probed row by row, with the
 -- same rows: the size chooses the batch, not the plan.
@@ -447,5 +532,5 @@ DROP FUNCTION scan_plan(text);
 DROP FUNCTION scan_rows_of(text, boolean);
 DROP FUNCTION scan_literals(text);
 DROP FUNCTION scan_explain(text, boolean);
-DROP TABLE scan_parts, scan_small, scan_filters, scan_rows;
+DROP TABLE scan_parts, scan_small, scan_filters, scan_filters_q, scan_rows;
 RESET bloomfilter.batched_scan;
