@@ -22,10 +22,20 @@
  * under the scan's traffic.
  *
  * Usage: chase BYTES [STREAM]   prints the median ns per load over rounds.
+ *
+ * With --insert, the floor of an insert instead: bloom_agg's fixed form
+ * and bloom_add_all add hashes to a filter of BYTES in batches, each one a
+ * read-modify-write of a random 64-byte block, independent of the others
+ * and prefetched a few places ahead (bf_add_hashes).  This does the same to
+ * a buffer of BYTES, setting 7 bits of a random block per insert, from a
+ * buffer of random values read in order, as the aggregate reads its hashes.
+ *
+ * Usage: chase --insert BYTES     prints the median ns per insert.
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define LINE_BYTES 64
@@ -115,6 +125,74 @@ chase(Line *start, long steps, size_t stream_step)
 	return p;
 }
 
+#define INSERT_VALUES (1 << 20)
+#define INSERT_AHEAD 16			/* bf_add_hashes's distance */
+#define INSERT_BITS 7			/* k at the default rate, 0.01 */
+
+/* The block of a value, by multiply and shift as the filter picks one. */
+static inline uint64_t *
+block_of(uint64_t *blocks, size_t nblocks, uint64_t v)
+{
+	return &blocks[(size_t) (((unsigned __int128) v * nblocks) >> 64) * 8];
+}
+
+/* Sets INSERT_BITS bits of the block value picks, for each of n values. */
+static void
+insert_all(uint64_t *blocks, size_t nblocks, const uint64_t *values, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	v = values[i];
+		uint64_t   *block;
+
+		if (i + INSERT_AHEAD < n)
+			__builtin_prefetch(block_of(blocks, nblocks, values[i + INSERT_AHEAD]), 1);
+		block = block_of(blocks, nblocks, v);
+		for (int b = 0; b < INSERT_BITS; b++)
+		{
+			unsigned	bit = (v >> (b * 9 + 1)) & 511;
+
+			block[bit / 64] |= UINT64_C(1) << (bit % 64);
+		}
+	}
+}
+
+static int compare_doubles(const void *a, const void *b);
+
+/* --insert: the median ns per insert into a buffer of bytes. */
+static int
+insert_floor(size_t bytes)
+{
+	size_t		nblocks = bytes / LINE_BYTES;
+	uint64_t   *blocks = calloc(nblocks, LINE_BYTES);
+	uint64_t   *values = malloc(INSERT_VALUES * sizeof(uint64_t));
+	uint64_t	state = 42;
+	uint64_t	sum = 0;
+	double		ns[ROUNDS];
+
+	if (blocks == NULL || values == NULL)
+	{
+		perror("malloc");
+		return 1;
+	}
+	for (size_t i = 0; i < INSERT_VALUES; i++)
+		values[i] = next_random(&state);
+	insert_all(blocks, nblocks, values, INSERT_VALUES);	/* warm caches and TLB */
+	for (int r = 0; r < ROUNDS; r++)
+	{
+		double		start = now_ns();
+
+		insert_all(blocks, nblocks, values, INSERT_VALUES);
+		ns[r] = (now_ns() - start) / INSERT_VALUES;
+	}
+	qsort(ns, ROUNDS, sizeof(double), compare_doubles);
+	for (size_t i = 0; i < nblocks * 8; i += 4096)
+		sum += blocks[i];
+	printf("%.2f\n", ns[ROUNDS / 2]);
+	fprintf(stderr, "checksum %llu\n", (unsigned long long) sum);
+	return 0;
+}
+
 static int
 compare_doubles(const void *a, const void *b)
 {
@@ -136,9 +214,13 @@ main(int argc, char **argv)
 	double		start;
 	long		steps;
 
+	if (argc == 3 && strcmp(argv[1], "--insert") == 0 &&
+		(bytes = strtoull(argv[2], NULL, 10)) >= 2 * LINE_BYTES)
+		return insert_floor(bytes);
 	if (argc < 2 || argc > 3 || (bytes = strtoull(argv[1], NULL, 10)) < 2 * LINE_BYTES)
 	{
-		fprintf(stderr, "usage: chase BYTES [STREAM] (BYTES at least %d)\n", 2 * LINE_BYTES);
+		fprintf(stderr, "usage: chase BYTES [STREAM] | chase --insert BYTES (BYTES at least %d)\n",
+				2 * LINE_BYTES);
 		return 2;
 	}
 	if (argc == 3)

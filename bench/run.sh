@@ -419,10 +419,19 @@ probe_large() {
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
 aggregation() {
-	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array agg_spill
+	local bytes extra
+	# What one insert costs this machine, memory and instructions: the fixed
+	# form's extra time per row against it.
+	bytes=$(sql_value "SELECT bytes FROM bloom_info(bloom_empty($N, 0.01))")
+	COMMAND[floor_insert]="$([ "$CPU" = none ] || echo "taskset -c $CPU ")'$WORK/chase' --insert $bytes"
+	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array agg_spill floor_insert
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "sum(id)" agg_sum "<= 1.3"
 	paired_row 4 "bloom_agg(id) spilling at work_mem 4MB" agg_spill ms "in work_mem" agg_bloom "<= 1.3"
 	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "sum(id)" agg_sum "<= 1.15"
+	extra=$(calc "($(median agg_bloom_fixed) - $(median agg_sum)) * 1e6 / $N")
+	ratio_row 4 "extra per row, bloom_agg(id, N, 0.01)" "$extra" ns "one insert, k = 7 ($(size_label "$bytes"))" \
+		"$(median floor_insert)" ""
+	NOTES+=("4: the fixed form's extra per row = (bloom_agg(id, N, 0.01) - sum(id)) / N = $extra ns; one insert of 7 bits into a random block of a $bytes-byte buffer, prefetched as bf_add_hashes does (bench/chase.c --insert, run in turn with the queries) = $(median floor_insert) ns")
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
 	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "array_agg(id)" agg_array ""
