@@ -31,11 +31,21 @@
  * buffer of random values read in order, as the aggregate reads its hashes.
  *
  * Usage: chase --insert BYTES     prints the median ns per insert.
+ *
+ * With --touch, the cost of memory new to the process (a parallel worker's
+ * copy of a filter, a filter allocated where the allocator kept nothing):
+ * the first write to each 4 kB of BYTES of new memory, in 4 kB pages and
+ * then asked for huge pages (madvise, as src/largevalue.c does).
+ *
+ * Usage: chase --touch BYTES      prints the median ns per 4 kB, small
+ *                                 pages then huge pages.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #define LINE_BYTES 64
@@ -193,6 +203,59 @@ insert_floor(size_t bytes)
 	return 0;
 }
 
+#define PAGE_BYTES 4096
+#define HUGE_BYTES ((size_t) 2 << 20)
+
+/* ns per 4 kB to write once to each page of bytes of new memory. */
+static double
+touch_new_memory(size_t bytes, bool huge)
+{
+	size_t		mapped = bytes + HUGE_BYTES;
+	char	   *region = mmap(NULL, mapped, PROT_READ | PROT_WRITE,
+							  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char	   *start;
+	double		begin;
+	double		ns;
+
+	if (region == MAP_FAILED)
+	{
+		perror("mmap");
+		exit(1);
+	}
+	/* the huge pages' alignment for both, so that only the advice differs */
+	start = (char *) (((uintptr_t) region + HUGE_BYTES - 1) & ~(uintptr_t) (HUGE_BYTES - 1));
+#ifdef MADV_HUGEPAGE
+	if (huge)
+		(void) madvise(start, bytes, MADV_HUGEPAGE);
+#endif
+	begin = now_ns();
+	for (size_t at = 0; at < bytes; at += PAGE_BYTES)
+		start[at] = 1;
+	ns = (now_ns() - begin) / (bytes / PAGE_BYTES);
+	munmap(region, mapped);
+	return ns;
+}
+
+static int compare_doubles(const void *a, const void *b);
+
+/* --touch: the median over rounds of each kind of page. */
+static int
+touch_floor(size_t bytes)
+{
+	double		small[ROUNDS];
+	double		huge[ROUNDS];
+
+	for (int r = 0; r < ROUNDS; r++)
+	{
+		small[r] = touch_new_memory(bytes, false);
+		huge[r] = touch_new_memory(bytes, true);
+	}
+	qsort(small, ROUNDS, sizeof(double), compare_doubles);
+	qsort(huge, ROUNDS, sizeof(double), compare_doubles);
+	printf("%.0f %.0f\n", small[ROUNDS / 2], huge[ROUNDS / 2]);
+	return 0;
+}
+
 static int
 compare_doubles(const void *a, const void *b)
 {
@@ -217,10 +280,12 @@ main(int argc, char **argv)
 	if (argc == 3 && strcmp(argv[1], "--insert") == 0 &&
 		(bytes = strtoull(argv[2], NULL, 10)) >= 2 * LINE_BYTES)
 		return insert_floor(bytes);
+	if (argc == 3 && strcmp(argv[1], "--touch") == 0 &&
+		(bytes = strtoull(argv[2], NULL, 10)) >= PAGE_BYTES)
+		return touch_floor(bytes);
 	if (argc < 2 || argc > 3 || (bytes = strtoull(argv[1], NULL, 10)) < 2 * LINE_BYTES)
 	{
-		fprintf(stderr, "usage: chase BYTES [STREAM] | chase --insert BYTES (BYTES at least %d)\n",
-				2 * LINE_BYTES);
+		fprintf(stderr, "usage: chase BYTES [STREAM] | chase --insert BYTES | chase --touch BYTES\n");
 		return 2;
 	}
 	if (argc == 3)

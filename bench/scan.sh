@@ -149,6 +149,9 @@ scan_parallel() {
 	paired_row 30 "plain plan, same, 2 workers" k10m_par_off ms "<> 0 scan, 2 workers" base_par ""
 	PERF+=("scan_10m_parallel_batched_vs_trivial $(paired_ratio k10m_par_on base_par) <=1.5"
 		"scan_10m_parallel_plain_vs_trivial $(paired_ratio k10m_par_off base_par) -")
+	# What a worker's copy of the filter costs in page faults, either way.
+	NOTES+=("30: memory new to a process, per 4 kB, in small pages then huge pages (bench/chase.c --touch of the 10M-key filter's size): $("$WORK/chase" --touch \
+		"$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'k10m'))")") ns")
 	NOTES+=("30: parallel plan: $("${PSQL[@]}" -A -t -c "$SCAN_PARALLEL EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) ${QUERY[k10m_par_on]}" |
 		grep -E 'Workers Launched|Custom Scan' | sed 's/^ *-> *//; s/^ *//' | paste -sd '/' -)")
 }
