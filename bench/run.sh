@@ -571,6 +571,7 @@ bench_main() {
 	trap 'exit 130' INT
 	trap 'exit 143' TERM HUP
 	start_cluster
+	build_chase
 	echo "loading data (N = $N) ..." >&2
 	$load
 	echo "data loaded in $((SECONDS - started)) s; measuring ..." >&2
