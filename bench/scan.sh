@@ -22,7 +22,10 @@
 #   - the 10M-key probe with 2 parallel workers: <= 1.5x the trivial scan
 #     with 2 workers;
 #   - a 3M-key qfilter (3.7 MB), batched and in the plain plan, without a
-#     target (a qfilter's probe does more work than bloom's).
+#     target (a qfilter's probe does more work than bloom's);
+#   - the 10M-key probe of 200k rows by 2 workers alone (the leader not
+#     scanning), where each worker's copy of the filter is much of the
+#     time, without a target.
 set -u
 
 BENCH_DIR=$(cd "$(dirname "$0")" && pwd)
@@ -49,11 +52,14 @@ load_scan_data() {
 		INSERT INTO filters SELECT 'k10m', bloom_agg(g::bigint) FROM generate_series(1, 10000000) g;
 		INSERT INTO filters SELECT 'k3m', bloom_agg(g::bigint) FROM generate_series(1, 3000000) g;
 		INSERT INTO filters SELECT 'k300k', bloom_agg(g::bigint) FROM generate_series(1, 300000) g;
+		-- under min_parallel_table_scan_size: the table's own setting
+		CREATE TABLE requests_200k WITH (parallel_workers = 2) AS
+		SELECT * FROM requests LIMIT 200000;
 		CREATE TABLE qfilters (name text PRIMARY KEY, q qfilter NOT NULL);
 		INSERT INTO qfilters SELECT 'k3m', qfilter_agg(g::bigint) FROM generate_series(1, 3000000) g;
-		VACUUM (FREEZE, ANALYZE) requests, filters, qfilters;
+		VACUUM (FREEZE, ANALYZE) requests, requests_200k, filters, qfilters;
 		SELECT count(pg_prewarm(c.oid)) FROM pg_class c
-		 WHERE c.relname IN ('requests', 'filters', 'qfilters')
+		 WHERE c.relname IN ('requests', 'requests_200k', 'filters', 'qfilters')
 		    OR c.oid IN (SELECT reltoastrelid FROM pg_class WHERE relname IN ('filters', 'qfilters'));
 	EOF
 }
@@ -82,6 +88,11 @@ SET parallel_tuple_cost = 0;"
 	QUERY[k10m_par_on]=${QUERY[k10m_on]}
 	SETTINGS[k10m_par_on]=$SCAN_PARALLEL
 	QUERY[k10m_par_off]=${QUERY[k10m_on]}
+	QUERY[base_200k_workers]="SELECT count(*) FROM requests_200k r WHERE r.user_id <> 0"
+	SETTINGS[base_200k_workers]="$SCAN_PARALLEL SET parallel_leader_participation = off;"
+	QUERY[k10m_200k_workers]="SELECT count(*) FROM requests_200k r
+		WHERE bloom_contains((SELECT f FROM filters WHERE name = 'k10m'), r.user_id)"
+	SETTINGS[k10m_200k_workers]=${SETTINGS[base_200k_workers]}
 	SETTINGS[k10m_par_off]="$SCAN_PARALLEL SET bloomfilter.batched_scan = off;"
 }
 
@@ -144,11 +155,14 @@ scan_qfilter() {
 scan_parallel() {
 	PIN=no
 	measure "$RUNS" base_par k10m_par_on k10m_par_off
-	PIN=yes
 	paired_row 30 "batched scan, 10M-key, 2 workers" k10m_par_on ms "<> 0 scan, 2 workers" base_par "<= 1.5"
 	paired_row 30 "plain plan, same, 2 workers" k10m_par_off ms "<> 0 scan, 2 workers" base_par ""
+	measure "$RUNS" base_200k_workers k10m_200k_workers
+	PIN=yes
+	paired_row 30 "batched scan, 10M-key, 200k rows, workers only" k10m_200k_workers ms "same <> 0 scan" base_200k_workers ""
 	PERF+=("scan_10m_parallel_batched_vs_trivial $(paired_ratio k10m_par_on base_par) <=1.5"
-		"scan_10m_parallel_plain_vs_trivial $(paired_ratio k10m_par_off base_par) -")
+		"scan_10m_parallel_plain_vs_trivial $(paired_ratio k10m_par_off base_par) -"
+		"scan_10m_200k_rows_workers_only_vs_trivial $(paired_ratio k10m_200k_workers base_200k_workers) -")
 	# What a worker's copy of the filter costs in page faults, either way.
 	NOTES+=("30: memory new to a process, per 4 kB, in small pages then huge pages (bench/chase.c --touch of the 10M-key filter's size): $("$WORK/chase" --touch \
 		"$(sql_value "SELECT bytes FROM bloom_info((SELECT f FROM filters WHERE name = 'k10m'))")") ns")
