@@ -45,9 +45,11 @@
  * then; should the plan's order still disagree, the scan reads one row at
  * a time, which is the plain scan's order exactly.
  *
- * The filter is evaluated when the first row reaches the probe, and the
- * key's type is set up and checked against the filter's kind at the first
- * non-null key, where the function would do both: an error comes from the
+ * The filter's expression is evaluated when the first row reaches the
+ * probe, as the executor evaluates the function's arguments; the filter is
+ * read (detoasted, its header checked) and the key's type set up and
+ * checked against the filter's kind at the first non-null key, where the
+ * strict function is first called and does both: an error comes from the
  * same row as in the plain plan.  A filter from a parameter that changes
  * on a rescan (a correlated subquery, a nested loop's parameter) is
  * evaluated again.
@@ -81,6 +83,7 @@
 #include "optimizer/paths.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -153,10 +156,16 @@ typedef struct BloomScanState
 	bool		may_read_ahead; /* the plan lets the batch read ahead (see
 								 * PlanBloomScanPath), and rows are heap rows */
 
-	/* The filter, evaluated when the first row reaches the probe. */
+	/*
+	 * The filter: its expression evaluated when the first row reaches the
+	 * probe (filter_ready), the value read at the first non-null key
+	 * (filter_read), as the probe function would.
+	 */
 	MemoryContext filter_cxt;
 	bool		filter_ready;
 	bool		filter_null;
+	Datum		filter_value;
+	bool		filter_read;
 	struct varlena *filter;
 	union
 	{
@@ -563,9 +572,8 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 }
 
 /*
- * Evaluates the filter, at the first row that reaches the probe, and
- * chooses the batch size: batches only for a filter large enough to miss
- * the caches, and only if the plan lets the batch read ahead.
+ * Evaluates the filter's expression, at the first row that reaches the
+ * probe, as the executor evaluates a function's arguments.
  */
 static void
 EvaluateFilter(BloomScanState *state)
@@ -578,21 +586,36 @@ EvaluateFilter(BloomScanState *state)
 	MemoryContextReset(state->filter_cxt);
 	old = MemoryContextSwitchTo(state->filter_cxt);
 	value = ExecEvalExpr(state->filter_expr, econtext, &isnull);
-	state->filter_null = isnull;
+	/* Anything but a Const or Param may be in memory the next row frees. */
 	if (!isnull)
-	{
-		/* Anything but a Const or Param may be in memory the next row frees. */
-		state->filter = DetoastLarge(value, !state->filter_in_place);
-		if (state->filter_type == PROBE_QFILTER)
-			QFilterReadHeader(state->filter, &state->header.qfilter);
-		else
-			BloomReadHeader(state->filter, &state->header.bloom);
-		state->filter_bytes = VARSIZE(state->filter);
-	}
+		state->filter_value = state->filter_in_place ? value : datumCopy(value, false, -1);
 	MemoryContextSwitchTo(old);
+	state->filter_null = isnull;
 	state->filter_ready = true;
+	state->filter_read = false;
 	state->key_ready = false;
-	state->batch_size = !isnull && state->may_read_ahead &&
+}
+
+/*
+ * Reads the filter (detoasts it, decodes and checks its header) at the
+ * first non-null key, where the probe function reads it, and chooses the
+ * batch size: batches only for a filter large enough to miss the caches,
+ * and only if the plan lets the batch read ahead.
+ */
+static void
+ReadFilter(BloomScanState *state)
+{
+	MemoryContext old = MemoryContextSwitchTo(state->filter_cxt);
+
+	state->filter = DetoastLarge(state->filter_value, false);
+	if (state->filter_type == PROBE_QFILTER)
+		QFilterReadHeader(state->filter, &state->header.qfilter);
+	else
+		BloomReadHeader(state->filter, &state->header.bloom);
+	state->filter_bytes = VARSIZE(state->filter);
+	MemoryContextSwitchTo(old);
+	state->filter_read = true;
+	state->batch_size = state->may_read_ahead &&
 		state->filter_bytes >= (Size) batched_scan_min_size ? BLOOM_SCAN_BATCH : 1;
 }
 
@@ -715,7 +738,7 @@ FillBatch(BloomScanState *state)
 	int			dropped = 0;
 
 	EmptyBatch(state);
-	if (state->filter_ready == false && state->may_read_ahead)
+	if (!state->filter_read && state->may_read_ahead)
 		state->batch_size = BLOOM_SCAN_BATCH;	/* until the filter says */
 	state->batched = state->batch_size > 1;
 
@@ -749,6 +772,8 @@ FillBatch(BloomScanState *state)
 		key = ExecEvalExpr(state->key_expr, econtext, &isnull);
 		if (!isnull)
 		{
+			if (!state->filter_read)
+				ReadFilter(state);
 			if (!state->key_ready || !KeyTypeIsCurrent(&state->key))
 				SetUpKey(state);
 			state->hashes[n] = ProbeHash(state, key);
@@ -895,7 +920,7 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 						es);
 	if (IsA(filter, Const) && !((Const *) filter)->constisnull)
 		size = toast_raw_datum_size(((Const *) filter)->constvalue);
-	else if (state->filter_ready && !state->filter_null)
+	else if (state->filter_read)
 		size = state->filter_bytes;
 	if (size > 0)
 		ExplainPropertyInteger("Bloom Filter Size", "kB", (size + 1023) / 1024, es);
@@ -904,7 +929,7 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 		ExplainPropertyFloat("Rows Removed by Bloom Filter", NULL,
 							 instrument->nfiltered2 / instrument->nloops, 0, es);
 	/* this process's choice (batched_scan_min_size, may_read_ahead) */
-	if (es->analyze && state->filter_ready && !state->filter_null)
+	if (es->analyze && state->filter_read)
 		ExplainPropertyText("Bloom Filter Probes",
 							state->batch_size > 1 ? "batched" : "row by row", es);
 }

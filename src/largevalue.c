@@ -14,12 +14,15 @@
  * parallel worker is always a new process: each one detoasts its own copy
  * of the filter, one fault per 4kB, and on a virtual machine a fault can
  * cost tens of microseconds (docs/performance.md).  Linux backs a region
- * with 2MB pages where asked to (madvise(MADV_HUGEPAGE); the kernel's
- * default "madvise" mode backs nothing else), which cuts both costs about
- * 500-fold.  So a large allocation asks it for the huge pages wholly inside
- * it.  Nothing else changes: the chunk is accounted for, freed and reset
+ * with 2MB pages where asked to (madvise(MADV_HUGEPAGE); in the "madvise"
+ * mode most distributions configure, nothing else is), one fault and one
+ * TLB entry per 2MB instead of 512.  So a large allocation asks for the
+ * huge pages wholly inside it.  The chunk is accounted for, freed and reset
  * like any other, and where the kernel declines (another platform, huge
- * pages off, none free) it is simply memory in small pages.
+ * pages off, none free) it is simply memory in small pages.  The advice
+ * stays with the addresses: memory the allocator later hands out there may
+ * come in huge pages too, which costs at most the 2MB pages that a large
+ * filter's chunk once spanned.
  *
  * PostgreSQL's detoast allocates its own result, so DetoastLarge fetches a
  * stored filter's chunks into memory it allocated, as detoast would.

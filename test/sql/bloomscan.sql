@@ -183,6 +183,18 @@ SELECT scan_check($$SELECT id FROM scan_rows
 	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'tags'), user_id)$$);
 SELECT scan_check($$SELECT id FROM scan_rows
 	WHERE grp > 100 AND bloom_contains((SELECT f FROM scan_filters WHERE name = 'tags'), user_id)$$);
+-- a corrupted stored filter fails where the function first reads it: at
+-- the first non-null key, so not at all where every key is NULL
+CREATE FUNCTION scan_unchecked(bytea, int) RETURNS bloom
+LANGUAGE internal IMMUTABLE STRICT AS 'bytea_substr_no_len';
+CREATE TABLE scan_corrupt AS
+SELECT scan_unchecked(set_byte(f::bytea, 2, 9), 1) AS f FROM scan_filters WHERE name = 'users';
+SELECT scan_check($$SELECT id FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_corrupt), user_id)$$);
+SELECT scan_check($$SELECT id FROM scan_rows
+	WHERE user_id IS NULL AND bloom_contains((SELECT f FROM scan_corrupt), user_id)$$);
+DROP TABLE scan_corrupt;
+DROP FUNCTION scan_unchecked(bytea, int);
 -- a subquery that fails when the probe first needs it
 SELECT scan_check($$SELECT id FROM scan_rows
 	WHERE bloom_contains((SELECT f FROM scan_filters WHERE f IS NOT NULL), user_id)$$);
