@@ -23,7 +23,8 @@
 # BENCH_CPU the CPU that runs the single-process comparisons (default 0;
 # "none" leaves them to the scheduler), BENCH_SECTIONS the measurements to
 # run, by function name (default all: "probe_small probe_large aggregation
-# batch_adds point_probe accuracy"), for a short run on a shared machine.
+# batch_adds point_probe accuracy"), for a short run on a shared machine,
+# BENCH_RETAIN_MEMORY=yes to start the server with freed memory kept (below).
 #
 # Why pin: on a shared virtual machine the CPUs need not be alike (on the
 # one this was written on, one ran the same scan 1.6 times slower than the
@@ -32,6 +33,19 @@
 # run on the same CPU.  The parallel comparison is not pinned: it needs
 # every CPU.
 # The PL/pgSQL loop of item 5 takes seconds per run and always gets 5 runs.
+#
+# Why keep freed memory (BENCH_RETAIN_MEMORY=yes): glibc gives a freed
+# chunk larger than its mmap threshold (at most 32 MB) back to the kernel,
+# and a virtual machine whose host takes back the memory its guest frees
+# makes that expensive twice: the next allocation faults its pages in again
+# from the host, and the host may have reclaimed other memory of the guest
+# meanwhile, shared_buffers included, which the next statement faults in
+# too.  On the machine this was written on, sum(id) over 3M rows took
+# 105 ms, and 185-325 ms right after a statement that allocated and freed
+# 60 MB; so a statement's time depended on the one run before it.  With
+# the thresholds raised (GLIBC_TUNABLES), a backend reuses the memory it
+# freed and a comparison measures the statements' own work.  Off by
+# default: the stock allocator is what servers run with.
 set -u
 
 N=${1:-3000000}
@@ -43,6 +57,8 @@ SECTIONS=${BENCH_SECTIONS:-$ALL_SECTIONS}
 CPU=${BENCH_CPU:-0}
 PIN=yes
 POINT_RUNS=${BENCH_POINT_RUNS:-200}
+RETAIN_MEMORY=${BENCH_RETAIN_MEMORY:-no}
+RETAIN_TUNABLES="GLIBC_TUNABLES=glibc.malloc.mmap_threshold=268435456:glibc.malloc.trim_threshold=536870912"
 PORT=5541
 SMALL_KEYS=300000
 # The large filter has one key per user, 3,000,000 in the contract.  It is
@@ -81,6 +97,8 @@ check_arguments() {
 		die "BENCH_CPU must be a CPU number below $(nproc) or none, got '$CPU'"
 	[[ $POINT_RUNS =~ ^[0-9]+$ ]] && [ "$POINT_RUNS" -ge 5 ] || die "BENCH_POINT_RUNS must be >= 5"
 	[[ $LARGE_KEYS =~ ^[0-9]+$ ]] && [ "$LARGE_KEYS" -ge 1000 ] || die "BENCH_LARGE_KEYS must be >= 1000"
+	[ "$RETAIN_MEMORY" = yes ] || [ "$RETAIN_MEMORY" = no ] ||
+		die "BENCH_RETAIN_MEMORY must be yes or no, got '$RETAIN_MEMORY'"
 	local section
 	for section in $SECTIONS; do
 		[[ " $ALL_SECTIONS " == *" $section "* ]] ||
@@ -138,7 +156,7 @@ start_cluster() {
 		max_wal_size = 8GB
 		checkpoint_timeout = 1h
 	EOF
-	su postgres -c "$PGBIN/pg_ctl -D '$WORK/data' -l '$WORK/log/server.log' -w start" >/dev/null 2>&1 ||
+	su postgres -c "$([ "$RETAIN_MEMORY" = yes ] && echo "$RETAIN_TUNABLES ")$PGBIN/pg_ctl -D '$WORK/data' -l '$WORK/log/server.log' -w start" >/dev/null 2>&1 ||
 		{ tail -n 20 "$WORK/log/server.log"; die "the cluster did not start"; }
 	PSQL=("$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$WORK/sock" -p "$PORT" -U postgres)
 	"${PSQL[@]}" -d postgres -c "CREATE DATABASE bench" || die "CREATE DATABASE failed"
@@ -548,11 +566,16 @@ print_machine() {
 	else
 		echo "single-process comparisons pinned to CPU $CPU (BENCH_CPU); the parallel one unpinned"
 	fi
+	if [ "$RETAIN_MEMORY" = yes ]; then
+		echo "server started with freed memory kept: $RETAIN_TUNABLES (BENCH_RETAIN_MEMORY)"
+	else
+		echo "server started with the stock allocator (BENCH_RETAIN_MEMORY=yes keeps freed memory)"
+	fi
 	echo "filters: small $(keys_label $SMALL_KEYS) keys, large $(keys_label "$LARGE_KEYS") keys$(
 		[ "$LARGE_KEYS" -lt 3000000 ] && echo " (scaled down from the contract's 3M, which gives the 3.6 MB filter: the default is min(3000000, N))")"
 	# The settings that were overridden belong to the command that reproduces the run.
 	# (a value with spaces, such as BENCH_SECTIONS's, quoted to paste as it is)
-	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU|SECTIONS)=' | sort |
+	echo "command: $(env | grep -E '^BENCH_(RUNS|POINT_RUNS|LARGE_KEYS|CPU|SECTIONS|RETAIN_MEMORY)=' | sort |
 		sed -E "s/^([A-Z_]+)=(.* .*)$/\1='\2'/" | tr '\n' ' ')bash bench/$(basename "$0") ${BENCH_ARGS:-$N}"
 }
 
