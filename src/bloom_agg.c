@@ -25,8 +25,11 @@
  * function counts the distinct hashes on disk partition by partition, gives
  * its buffer back, and inserts them from the file into the filter, which
  * is the one built in memory bit for bit: it depends only on the set of
- * hashes and the count of rows.  Only a group whose own hashes exceed the
- * budget opens a file.
+ * hashes and the count of rows.  Where no duplicate showed in memory and
+ * the filter sized for the rows fits the budget, it guesses that size and
+ * inserts each partition's hashes as the count has them, one pass over the
+ * file fewer; duplicates the count finds make it start again.  Only a group
+ * whose own hashes exceed the budget opens a file.
  *
  * The growing form (capacity, fpr and growth given) collects hashes as the
  * self-sizing forms do, and builds its chain of segments at the end (bloom.h)
@@ -1056,20 +1059,86 @@ InsertHashes(Bloom *bloom, const BfHeader *header, const uint64 *hashes, Size n)
 }
 
 /*
+ * A spilled state's filter, filled while its hashes are counted
+ * (FinalFromSpill): the count gives each partition's distinct hashes to
+ * InsertCounted once it has them in memory.
+ */
+typedef struct CountedFill
+{
+	Bloom	   *bloom;
+	BfHeader	header;
+	uint64		given;			/* distinct hashes inserted */
+} CountedFill;
+
+static void
+InsertCounted(void *arg, const uint64 *hashes, Size n)
+{
+	CountedFill *fill = (CountedFill *) arg;
+
+	bf_add_hashes(bf_bits(BloomData(fill->bloom)), fill->header.nblocks, fill->header.k,
+				  hashes, n);
+	fill->given += n;
+}
+
+/*
+ * Starts a filter sized for the state's rows, to be filled as its hashes
+ * are counted, where that may be its filter: every row's hash is still
+ * there, none dropped as a duplicate in memory, so the values may all be
+ * distinct, and then the filter sized for the rows is the one sized for the
+ * distinct hashes.  Only a filter within the state's budget is guessed, so
+ * that a wrong guess (duplicates only the count finds) costs at most that
+ * much memory, for a while, and the inserts made so far.
+ */
+static bool
+StartCountedFill(BloomAggState *state, CountedFill *fill)
+{
+	if (state->rows == 0 || state->rows > (uint64) PG_INT64_MAX ||
+		HashSpillWritten(state->spill) + HashesInMemory(state) != state->rows)
+		return false;
+	SizeFilter((int64) state->rows, state->fpr, &fill->header);
+	if (bf_value_bytes(fill->header.nblocks) > state->budget)
+		return false;
+	fill->header.inserted = state->rows;
+	fill->bloom = BloomAlloc(&fill->header);
+	fill->given = 0;
+	HashSpillSetSink(state->spill, InsertCounted, fill);
+	return true;
+}
+
+/*
  * The filter of a spilled self-sizing state: sized for the count of its
- * distinct hashes, then given the hashes its file holds, read in small
- * chunks in the order of their top bits, which is the order of the
- * filter's blocks.  Those are not de-duplicated (HashSpillCountOnly):
- * a hash inserted twice sets the same bits.
+ * distinct hashes.  When every row was distinct and the guess was made
+ * (StartCountedFill), the count has filled it.  Else the hashes its file
+ * holds are read once more in small chunks, in the order of their top
+ * bits, which is the order of the filter's blocks.  Those are not
+ * de-duplicated (HashSpillCountOnly): a hash inserted twice sets the same
+ * bits.
  */
 static Bloom *
 FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 {
+	CountedFill fill;
+	bool		guessed = StartCountedFill(state, &fill);
 	uint64		distinct = SettleSpilled(fcinfo, state, HashSpillCountOnly);
 	BfHeader	header;
 	Bloom	   *bloom;
 	uint64	   *chunk;
 	Size		n;
+
+	if (guessed)
+	{
+		HashSpillSetSink(state->spill, NULL, NULL);
+		/* given == distinct: a count made before this call gave nothing */
+		if (distinct == state->rows && fill.given == distinct)
+		{
+			elog(DEBUG1, "bloom_agg filled its filter while counting its spilled hashes");
+			fill.header.identity = state->identity;
+			BloomWriteHeader(fill.bloom, &fill.header);
+			return fill.bloom;
+		}
+		elog(DEBUG1, "bloom_agg fills its filter from its spilled hashes again");
+		pfree(fill.bloom);
+	}
 
 	SizeFilter(Max((int64) distinct, 1), state->fpr, &header);
 	header.inserted = distinct;

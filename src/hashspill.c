@@ -50,7 +50,10 @@
  * counts without that tape (HashSpillCountOnly): the partitions are frozen
  * instead of freed as they are read, and read once more to insert, which
  * spares writing every distinct hash a second time: three passes over the
- * file's contents instead of four.
+ * file's contents instead of four.  A final function that guessed the
+ * filter's size before counting (every value distinct) is handed each
+ * partition's distinct hashes as the count has them (HashSpillSetSink), and
+ * where the guess was right the third pass never happens.
  *
  * One file of tapes
  * -----------------
@@ -131,6 +134,11 @@ struct HashSpill
 	LogicalTape **partitions;	/* by top split_bits bits; NULL until written */
 	PartStats  *stats;			/* of each partition */
 	bool		read_raw;		/* partitions were read back, unsettled */
+	uint64		written;		/* hashes written, duplicates included */
+
+	/* HashSpillSetSink's: given each partition's distinct hashes */
+	HashSpillSink sink;
+	void	   *sink_arg;
 
 	/* HashSpillCount's or HashSpillSort's result, in order */
 	bool		settled;
@@ -308,7 +316,21 @@ HashSpillWrite(HashSpill *spill, const uint64 *hashes, Size n)
 		spill->tapes = LogicalTapeSetCreate(true, NULL, -1);
 	}
 	WriteSplit(spill, spill->partitions, spill->stats, 0, spill->split_bits, hashes, n);
+	spill->written += n;
 	MemoryContextSwitchTo(old);
+}
+
+uint64
+HashSpillWritten(const HashSpill *spill)
+{
+	return spill->written;
+}
+
+void
+HashSpillSetSink(HashSpill *spill, HashSpillSink sink, void *arg)
+{
+	spill->sink = sink;
+	spill->sink_arg = arg;
 }
 
 /*
@@ -341,13 +363,16 @@ DoneReading(LogicalTape *tape, bool frozen)
 }
 
 /*
- * Appends distinct hashes to "out" in the order of their top bits, unless
- * "out" is NULL (a count only).  bf_distinct_hashes groups only results
- * larger than BF_UNGROUPED_DISTINCT_MAX.
+ * Gives a partition's distinct hashes to the sink, if there is one, and
+ * appends them to "out" in the order of their top bits, unless "out" is
+ * NULL (a count only).  bf_distinct_hashes groups only results larger than
+ * BF_UNGROUPED_DISTINCT_MAX.
  */
 static void
-WriteDistinct(LogicalTape *out, uint64 *hashes, Size n)
+WriteDistinct(HashSpill *spill, LogicalTape *out, uint64 *hashes, Size n)
 {
+	if (spill->sink != NULL && n > 0)
+		spill->sink(spill->sink_arg, hashes, n);
 	if (out == NULL)
 		return;
 	if (n <= BF_UNGROUPED_DISTINCT_MAX)
@@ -384,7 +409,7 @@ CountPartition(HashSpill *spill, LogicalTape *tape, bool frozen, uint64 n, int s
 		ReadHashes(tape, buffer, n);
 		DoneReading(tape, frozen);
 		held = bf_distinct_hashes(buffer, n, buffer + n);
-		WriteDistinct(out, buffer, held);
+		WriteDistinct(spill, out, buffer, held);
 		return held;
 	}
 
@@ -420,7 +445,7 @@ CountPartition(HashSpill *spill, LogicalTape *tape, bool frozen, uint64 n, int s
 	held = bf_distinct_hashes(buffer, held, NULL);
 	if (parts == NULL)
 	{
-		WriteDistinct(out, buffer, held);
+		WriteDistinct(spill, out, buffer, held);
 		return held;
 	}
 

@@ -65,6 +65,18 @@ extern BF_HIDDEN uint64 HashSpillCount(HashSpill *spill, uint64 *buffer, Size ro
 extern BF_HIDDEN uint64 HashSpillCountOnly(HashSpill *spill, uint64 *buffer, Size room);
 
 /*
+ * A count calls sink with the distinct hashes of each partition as it
+ * settles it: over one count, every distinct hash written, once, in no
+ * particular order.  A count that was done before calls nothing.  NULL
+ * stops the calls.
+ */
+typedef void (*HashSpillSink) (void *arg, const uint64 *hashes, Size n);
+extern BF_HIDDEN void HashSpillSetSink(HashSpill *spill, HashSpillSink sink, void *arg);
+
+/* Hashes written so far, duplicates included. */
+extern BF_HIDDEN uint64 HashSpillWritten(const HashSpill *spill);
+
+/*
  * The same for a multiset: keeps every hash written, duplicates included,
  * in increasing order, and returns how many there are.  A spill is
  * counted or sorted, once.

@@ -47,6 +47,39 @@ SELECT bloom_agg(id, 200000, 0.01) = bloom_add_all(bloom_empty(200000, 0.01), ar
        AS fixed_same
 FROM spill_src;
 
+-- a spilled state whose filter fits its budget (at 64kB, about 50,000
+-- values) and whose hashes held no duplicate in memory guesses that every
+-- value is distinct, and fills the filter while it counts; duplicates only
+-- the count finds (each value twice, 20,000 rows apart) make it fill the
+-- filter again, from the file
+SET work_mem = '1GB';
+CREATE TABLE fits_budget AS
+SELECT bloom_agg(id) FILTER (WHERE id <= 40000) AS all_distinct,
+       bloom_agg(CASE WHEN id <= 20000 THEN id ELSE id - 20000 END)
+           FILTER (WHERE id <= 40000) AS twice
+FROM spill_src;
+SET work_mem = '64kB';
+SET client_min_messages = debug1;
+SELECT s.all_distinct = m.all_distinct AS filled_while_counting_same,
+       s.twice = m.twice AS filled_again_same,
+       (bloom_info(s.all_distinct)).inserted AS all_distinct_inserted,
+       (bloom_info(s.twice)).inserted AS twice_inserted
+FROM fits_budget m,
+     (SELECT bloom_agg(id) FILTER (WHERE id <= 40000) AS all_distinct,
+             bloom_agg(CASE WHEN id <= 20000 THEN id ELSE id - 20000 END)
+                 FILTER (WHERE id <= 40000) AS twice
+      FROM spill_src) s;
+RESET client_min_messages;
+-- every added value is found in the filters filled either way
+SELECT bool_and(bloom_contains(s.all_distinct, i)) AS all_distinct_finds_all,
+       bool_and(bloom_contains(s.twice, i)) FILTER (WHERE i <= 20000) AS twice_finds_all
+FROM (SELECT bloom_agg(id) FILTER (WHERE id <= 40000) AS all_distinct,
+             bloom_agg(CASE WHEN id <= 20000 THEN id ELSE id - 20000 END)
+                 FILTER (WHERE id <= 40000) AS twice
+      FROM spill_src) s,
+     generate_series(1, 40000) i;
+DROP TABLE fits_budget;
+
 -- GROUP BY: only the large group spills, hashed or sorted
 SET enable_sort = off;
 EXPLAIN (COSTS OFF) SELECT g, bloom_agg(id), bloom_agg(name) FROM spill_src GROUP BY g;
