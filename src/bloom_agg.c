@@ -950,7 +950,8 @@ typedef uint64 (*SpillSettler) (HashSpill *spill, uint64 *buffer, Size room);
  * The number of distinct hashes of a spilled state.  What it holds in
  * memory goes to its file first, and its buffer, at its budget, serves to
  * count them; it is given back afterwards, as what comes next (the filter,
- * or a message) needs the memory more.
+ * or a message) needs the memory more.  Only a filter guessed before the
+ * count (StartCountedFill) is held alongside it.
  */
 static uint64
 SettleSpilled(FunctionCallInfo fcinfo, BloomAggState *state, SpillSettler settle)
@@ -1085,14 +1086,19 @@ InsertCounted(void *arg, const uint64 *hashes, Size n)
  * are counted, where that may be its filter: every row's hash is still
  * there, none dropped as a duplicate in memory, so the values may all be
  * distinct, and then the filter sized for the rows is the one sized for the
- * distinct hashes.  Only a filter within the state's budget is guessed, so
- * that a wrong guess (duplicates only the count finds) costs at most that
- * much memory, for a while, and the inserts made so far.
+ * distinct hashes.  Only a filter within the state's budget is guessed: it
+ * is held next to the buffer the count uses, so the final function holds up
+ * to twice the budget while it counts, and a wrong guess (duplicates that
+ * only the count finds, say values distinct at first and repeated later)
+ * costs that memory, for a while, and the inserts made so far.  A spill
+ * counted already (a second final function on the state) gives nothing to
+ * insert, so it is not guessed for.
  */
 static bool
 StartCountedFill(BloomAggState *state, CountedFill *fill)
 {
-	if (state->rows == 0 || state->rows > (uint64) PG_INT64_MAX ||
+	if (HashSpillSettled(state->spill) ||
+		state->rows == 0 || state->rows > (uint64) PG_INT64_MAX ||
 		HashSpillWritten(state->spill) + HashesInMemory(state) != state->rows)
 		return false;
 	SizeFilter((int64) state->rows, state->fpr, &fill->header);
@@ -1127,8 +1133,7 @@ FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 
 	if (guessed)
 	{
-		HashSpillSetSink(state->spill, NULL, NULL);
-		/* given == distinct: a count made before this call gave nothing */
+		/* given == distinct: this call's count gave the filter every hash */
 		if (distinct == state->rows && fill.given == distinct)
 		{
 			elog(DEBUG1, "bloom_agg filled its filter while counting its spilled hashes");

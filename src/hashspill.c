@@ -134,7 +134,7 @@ struct HashSpill
 	LogicalTape **partitions;	/* by top split_bits bits; NULL until written */
 	PartStats  *stats;			/* of each partition */
 	bool		read_raw;		/* partitions were read back, unsettled */
-	uint64		written;		/* hashes written, duplicates included */
+	uint64		hashes_written; /* duplicates included */
 
 	/* HashSpillSetSink's: given each partition's distinct hashes */
 	HashSpillSink sink;
@@ -316,14 +316,20 @@ HashSpillWrite(HashSpill *spill, const uint64 *hashes, Size n)
 		spill->tapes = LogicalTapeSetCreate(true, NULL, -1);
 	}
 	WriteSplit(spill, spill->partitions, spill->stats, 0, spill->split_bits, hashes, n);
-	spill->written += n;
+	spill->hashes_written += n;
 	MemoryContextSwitchTo(old);
+}
+
+bool
+HashSpillSettled(const HashSpill *spill)
+{
+	return spill->settled;
 }
 
 uint64
 HashSpillWritten(const HashSpill *spill)
 {
-	return spill->written;
+	return spill->hashes_written;
 }
 
 void
@@ -537,7 +543,7 @@ typedef enum SettleMode
  * to be read again.
  */
 static uint64
-Settle(HashSpill *spill, uint64 *buffer, Size room, SettleMode mode)
+SettleOnce(HashSpill *spill, uint64 *buffer, Size room, SettleMode mode)
 {
 	MemoryContext old;
 	uint64		total = 0;
@@ -589,6 +595,16 @@ Settle(HashSpill *spill, uint64 *buffer, Size room, SettleMode mode)
 		LogicalTapeFreeze(spill->result, NULL);
 	MemoryContextSwitchTo(old);
 	spill->nresult = total;
+	return total;
+}
+
+/* SettleOnce, after which the sink, if any, is dropped: it serves one count. */
+static uint64
+Settle(HashSpill *spill, uint64 *buffer, Size room, SettleMode mode)
+{
+	uint64		total = SettleOnce(spill, buffer, room, mode);
+
+	HashSpillSetSink(spill, NULL, NULL);
 	return total;
 }
 

@@ -65,13 +65,16 @@ extern BF_HIDDEN uint64 HashSpillCount(HashSpill *spill, uint64 *buffer, Size ro
 extern BF_HIDDEN uint64 HashSpillCountOnly(HashSpill *spill, uint64 *buffer, Size room);
 
 /*
- * A count calls sink with the distinct hashes of each partition as it
- * settles it: over one count, every distinct hash written, once, in no
- * particular order.  A count that was done before calls nothing.  NULL
- * stops the calls.
+ * The next count calls sink with the distinct hashes of each partition as
+ * it settles it: over the count, every distinct hash written, once,
+ * partition by partition.  The sink is dropped when the count ends; a
+ * spill counted before calls nothing (HashSpillSettled).
  */
 typedef void (*HashSpillSink) (void *arg, const uint64 *hashes, Size n);
 extern BF_HIDDEN void HashSpillSetSink(HashSpill *spill, HashSpillSink sink, void *arg);
+
+/* Whether the spill was counted or sorted: it takes no more hashes. */
+extern BF_HIDDEN bool HashSpillSettled(const HashSpill *spill);
 
 /* Hashes written so far, duplicates included. */
 extern BF_HIDDEN uint64 HashSpillWritten(const HashSpill *spill);
