@@ -78,7 +78,6 @@ FROM (SELECT bloom_agg(id) FILTER (WHERE id <= 40000) AS all_distinct,
                  FILTER (WHERE id <= 40000) AS twice
       FROM spill_src) s,
      generate_series(1, 40000) i;
-DROP TABLE fits_budget;
 
 -- GROUP BY: only the large group spills, hashed or sorted
 SET enable_sort = off;
@@ -155,6 +154,14 @@ FROM in_memory m,
 EXPLAIN (COSTS OFF)
 SELECT bloom_agg(id), bloom_agg(repeated), bloom_agg(name, 0.001), bloom_agg(id % 3000) FROM spill_src;
 SELECT * FROM parallel_same;
+-- the same two in a parallel plan, counted by the leader's combining state
+SELECT s.all_distinct = m.all_distinct AS parallel_all_distinct_same,
+       s.twice = m.twice AS parallel_twice_same
+FROM fits_budget m,
+     (SELECT bloom_agg(id) FILTER (WHERE id <= 40000) AS all_distinct,
+             bloom_agg(CASE WHEN id <= 20000 THEN id ELSE id - 20000 END)
+                 FILTER (WHERE id <= 40000) AS twice
+      FROM spill_src) s;
 -- no worker can start: the leader runs the partial states, which spill,
 -- and hands them over with their files, or serialises them
 SET max_parallel_workers = 0;
@@ -177,4 +184,4 @@ RESET min_parallel_table_scan_size;
 RESET max_parallel_workers_per_gather;
 RESET work_mem;
 DROP VIEW parallel_same;
-DROP TABLE spill_src, in_memory, in_memory_groups;
+DROP TABLE spill_src, in_memory, in_memory_groups, fits_budget;
