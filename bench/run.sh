@@ -67,6 +67,8 @@ SMALL_KEYS=300000
 # small N stays quick; below N = 3000000 the output says it was scaled.
 LARGE_KEYS=${BENCH_LARGE_KEYS:-$((N < 3000000 ? N : 3000000))}
 ADD_KEYS=20000
+# A buffer the L1 cache holds: inserting into it costs instructions only.
+CACHED_INSERT_BYTES=32000
 # A forced parallel plan with 2 workers (also bench/ab.sh).
 # Room for the self-sizing bloom_agg's hashes: 8 bytes per distinct value.
 AGG_WORK_MEM="SET work_mem = '$((N * 8 / 1048576 + 16))MB';"
@@ -224,11 +226,18 @@ define_queries() {
 	SETTINGS[agg_serial_fixed]=$AGG_WORK_MEM
 	QUERY[agg_parallel_fixed]=${QUERY[agg_bloom_fixed]}
 	SETTINGS[agg_parallel_fixed]=${SETTINGS[agg_parallel]}
+	QUERY[sum_serial]=${QUERY[agg_sum]}
+	QUERY[sum_parallel]=${QUERY[agg_sum]}
+	SETTINGS[sum_parallel]=$FORCE_PARALLEL
 
 	local keys="ARRAY(SELECT g::bigint FROM generate_series(1, $ADD_KEYS) g)"
 	QUERY[add_all_big]="SELECT pg_column_size(bloom_add_all(f, $keys)) FROM filters WHERE name = 'add_big'"
 	QUERY[add_all_small]="SELECT pg_column_size(bloom_add_all(f, $keys)) FROM filters WHERE name = 'add_small'"
 	QUERY[add_loop_big]="SELECT pg_column_size(add_loop(f, $ADD_KEYS)) FROM filters WHERE name = 'add_big'"
+	# The same rows and keys with nothing added: the stored value read whole
+	# (the cast to bytea is binary, get_byte detoasts), the array built.
+	QUERY[fetch_big]="SELECT get_byte(f::bytea, 0), array_length($keys, 1) FROM filters WHERE name = 'add_big'"
+	QUERY[fetch_small]="SELECT get_byte(f::bytea, 0), array_length($keys, 1) FROM filters WHERE name = 'add_small'"
 
 	QUERY[point_probe]="SELECT bloom_contains(f, 42) FROM filters WHERE name = 'big'"
 	# get_byte needs the whole value: a full fetch.  length(f::bytea) is not
@@ -437,12 +446,14 @@ probe_large() {
 
 # 4: aggregation against sum, hll and array_agg, and the parallel speedup.
 aggregation() {
-	local bytes extra
+	local bytes extra budget
 	# What one insert costs this machine, memory and instructions: the fixed
 	# form's extra time per row against it.
 	bytes=$(sql_value "SELECT bytes FROM bloom_info(bloom_empty($N, 0.01))")
 	COMMAND[floor_insert]="$([ "$CPU" = none ] || echo "taskset -c $CPU ")'$WORK/chase' --insert $bytes"
-	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array agg_spill floor_insert
+	COMMAND[floor_insert_cached]="$([ "$CPU" = none ] || echo "taskset -c $CPU ")'$WORK/chase' --insert $CACHED_INSERT_BYTES"
+	measure "$RUNS" agg_sum agg_bloom agg_bloom_fixed agg_hll agg_array agg_spill floor_insert \
+		floor_insert_cached
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "sum(id)" agg_sum "<= 1.3"
 	paired_row 4 "bloom_agg(id) spilling at work_mem 4MB" agg_spill ms "in work_mem" agg_bloom "<= 1.3"
 	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "sum(id)" agg_sum "<= 1.15"
@@ -450,6 +461,10 @@ aggregation() {
 	ratio_row 4 "extra per row, bloom_agg(id, N, 0.01)" "$extra" ns "one insert, k = 7 ($(size_label "$bytes"))" \
 		"$(median floor_insert)" ""
 	NOTES+=("4: the fixed form's extra per row = (bloom_agg(id, N, 0.01) - sum(id)) / N = $extra ns; one insert of 7 bits into a random block of a $bytes-byte buffer, prefetched as bf_add_hashes does (bench/chase.c --insert, run in turn with the queries) = $(median floor_insert) ns")
+	budget=$(calc "0.15 * $(median agg_sum) * 1e6 / $N")
+	ratio_row 4 "one insert, k = 7, $(size_label "$CACHED_INSERT_BYTES") buffer" "$(median floor_insert_cached)" ns \
+		"what <= 1.15 leaves per row" "$budget" ""
+	NOTES+=("4: an insert into a $CACHED_INSERT_BYTES-byte buffer, which the L1 cache holds, costs its instructions alone (chase --insert $CACHED_INSERT_BYTES) = $(median floor_insert_cached) ns; the fixed form's target, 1.15 x sum(id), leaves 0.15 x sum(id) / N = $budget ns per row for hashing, buffering and inserting")
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
 	paired_row 4 "bloom_agg(id, N, 0.01)" agg_bloom_fixed ms "hll_add_agg(hll_hash_bigint(id))" agg_hll ""
 	paired_row 4 "bloom_agg(id)" agg_bloom ms "array_agg(id)" agg_array ""
@@ -458,10 +473,12 @@ aggregation() {
 	# Both forms: the self-sizing one's leader receives every distinct hash
 	# and must count and insert them alone, the fixed one's receives bits.
 	PIN=no
-	measure "$RUNS" agg_serial agg_parallel agg_serial_fixed agg_parallel_fixed
+	measure "$RUNS" agg_serial agg_parallel agg_serial_fixed agg_parallel_fixed sum_serial sum_parallel
 	PIN=yes
 	paired_row 4 "bloom_agg(id) serial" agg_serial ms "same, parallel (2 workers)" agg_parallel ">= 1.3"
 	paired_row 4 "bloom_agg(id, N, 0.01) serial" agg_serial_fixed ms "same, parallel (2 workers)" agg_parallel_fixed ">= 1.3"
+	paired_row 4 "sum(id) serial" sum_serial ms "same, parallel (2 workers)" sum_parallel ""
+	NOTES+=("4: sum(id) serial / parallel is what a parallel plan gains on this machine for an aggregate with no work of its own to share out; the two rows above are bound by it")
 	check_parallel "bloom_agg(id)" agg_parallel
 	check_parallel "bloom_agg(id, $N, 0.01)" agg_parallel_fixed
 }
@@ -490,8 +507,10 @@ check_parallel() {
 # 5 runs, in a pair of its own (add_all_vs_loop: add_all_big relabelled).
 batch_adds() {
 	local loop big_again
-	measure "$RUNS" add_all_big add_all_small
+	measure "$RUNS" add_all_big add_all_small fetch_big fetch_small
 	paired_row 5 "bloom_add_all, 20k keys, 2.4 MB filter" add_all_big ms "same into a 1 KB filter" add_all_small "<= 1.2"
+	paired_row 5 "fetch only, 2.4 MB filter" fetch_big ms "same, 1 KB filter" fetch_small ""
+	NOTES+=("5: fetch only = the same statements with nothing added: the stored filter read whole (get_byte(f::bytea, 0)) and the keys' array built; its ratio is the part of bloom_add_all's that reading the larger value costs")
 	QUERY[add_all_vs_loop]=${QUERY[add_all_big]}
 	measure 5 add_all_vs_loop add_loop_big
 	big_again=$(median add_all_vs_loop) loop=$(median add_loop_big)
