@@ -17,13 +17,17 @@
  * each bucket is de-duplicated with that table.  The result comes out
  * grouped by its top bits, which is the filter's block order at a
  * granularity of a few blocks, because a block is picked by the hash's high
- * bits (bf_block_of).
+ * bits (bf_block_of).  A bucket of mostly distinct hashes, a key column's,
+ * first tries a cheaper way: a bitmap of the hashes' next bits shows which
+ * are certainly distinct, and only the few others go to a table.
  *
  * Hostile input
  * -------------
  * Hashes chosen to collide in the table make a probe sequence long; past
  * MAX_PROBES the bucket is split further or, when it is small, sorted with
  * a heapsort.  The work is therefore O(n log n) at worst, never quadratic.
+ * Hashes chosen to share fingerprints cost one pass more: a bucket where
+ * many do goes to the table.
  *
  * Parallel plans
  * --------------
@@ -59,15 +63,21 @@
  * round costs a pass over the buckets' bounds however few hashes it moves,
  * so the cap keeps chosen input at O(n) too.  No input searched for so far
  * needed more rounds than about log2 of its length, so the cycle hardly
- * ever runs: test/fuzz/run.sh builds the unit tests once more with a cap of
- * one round, which leaves the cycle most of every split.
+ * ever runs: the fuzz suite builds the unit tests with a cap of one round
+ * too, which leaves the cycle most of every split.
  */
 #ifndef PARTITION_SWAP_ROUNDS
 #define PARTITION_SWAP_ROUNDS 32
 #endif
 
-/* A longer probe means hashes crowd the table (see drop_duplicates). */
+/*
+ * A longer probe means hashes crowd the table (see drop_duplicates).  The
+ * fuzz suite builds the unit tests with 1 too, so that what follows a
+ * crowded table runs.
+ */
+#ifndef MAX_PROBES
 #define MAX_PROBES 256
+#endif
 
 /*
  * The table's index is the bits below the shared prefix, multiplied by an
@@ -79,6 +89,23 @@
 
 /* A crowded table's buffer is sorted when it is at most this large. */
 #define SORT_AT_MOST 65536
+
+/*
+ * Fingerprints (count_group_distinct, drop_duplicates_by_fingerprint): 16
+ * slots per hash, so that about one hash in 16 shares its fingerprint, and
+ * at most 2^18 bits in a bitmap.  A bitmap is cheaper to clear and to fill
+ * than a table of 64-bit hashes, and most hashes never need more than
+ * their bit.
+ */
+#define FINGERPRINT_SLOTS_LOG2 4
+#define FINGERPRINT_MAX_BITS 18
+
+/*
+ * A bucket in which more than 1 / REPEATS_FOR_TABLE of the hashes repeat
+ * a fingerprint goes to the table: most of them would be gathered anyway.
+ * Random distinct hashes repeat one about once in 32.
+ */
+#define REPEATS_FOR_TABLE 8
 
 /* The smallest b with 2^b >= n (n >= 1). */
 static int
@@ -102,8 +129,11 @@ ceil_log2(size_t n)
  * A probe longer than MAX_PROBES also stops the table, and sets *crowded.
  * Uniform hashes at load 1/2 practically never get there; values chosen to
  * collide in the (mixed) index would, and would make the table quadratic.
+ *
+ * Inlined into each caller: called from two, GCC would no longer inline it
+ * by itself, and the call costs a tenth of a bucket's time.
  */
-static size_t
+static BF_ALWAYS_INLINE size_t
 drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
 				bool *crowded)
 {
@@ -146,6 +176,97 @@ drop_duplicates(uint64_t *a, size_t n, int shift, uint64_t *table, size_t *kept,
 	}
 	*kept = out;
 	return i;
+}
+
+/*
+ * The same for a bucket of mostly distinct hashes, n <= DISTINCT_TABLE_LIMIT
+ * of them sharing their top "shift" bits, the way count_group_distinct
+ * counts: a bitmap of each hash's next bits finds those whose fingerprint no
+ * other has, which are distinct and stay, in order; the few that share a
+ * fingerprint are gathered and de-duplicated with a small table, and follow
+ * them.  Two passes without branches over a bucket the cache holds cost
+ * less than probing the table for every hash, which mispredicts a branch
+ * whenever a slot is taken.
+ *
+ * Returns false when more than 1 / REPEATS_FOR_TABLE of the hashes repeat a
+ * fingerprint (many duplicates: the table is then faster), or when the
+ * gathered hashes crowd the small table (chosen values), and leaves in
+ * a[0..n) the same set of hashes for the table to take over, though not
+ * the same multiset: the crowded table de-duplicated part of the gathered.
+ * The table's memory serves as bitmaps, gathering room and small table:
+ * with n <= 4096, at most 1024 words each, 1024 gathered and 2048 slots.
+ */
+static bool
+drop_duplicates_by_fingerprint(uint64_t *a, size_t n, int shift, uint64_t *table,
+							   size_t *kept)
+{
+	int			bits;
+	size_t		words;
+	uint64_t   *seen;
+	uint64_t   *shared;
+	uint64_t   *gathered;
+	uint64_t   *small_table;
+	int			down;
+	uint64_t	mask;
+	size_t		repeats = 0;
+	size_t		out = 0;
+	size_t		ngathered = 0;
+	size_t		distinct_gathered;
+	bool		crowded;
+
+	if (n > DISTINCT_TABLE_LIMIT)
+		return false;
+	bits = ceil_log2(n) + FINGERPRINT_SLOTS_LOG2;
+	bits = bits < 6 ? 6 : bits;
+	if (bits > 64 - shift)
+		return false;
+	words = (size_t) 1 << (bits - 6);
+	seen = table;
+	shared = seen + words;
+	gathered = shared + words;
+	small_table = gathered + n / REPEATS_FOR_TABLE * 2;
+	down = 64 - shift - bits;
+	mask = (UINT64_C(1) << bits) - 1;
+	memset(seen, 0, 2 * words * sizeof(uint64_t));
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	fingerprint = (a[i] >> down) & mask;
+		uint64_t	bit = UINT64_C(1) << (fingerprint & 63);
+		uint64_t	word = seen[fingerprint >> 6];
+
+		shared[fingerprint >> 6] |= word & bit;
+		seen[fingerprint >> 6] = word | bit;
+		repeats += (word & bit) != 0;
+	}
+	if (repeats > n / REPEATS_FOR_TABLE)
+		return false;
+	if (repeats == 0)
+	{
+		*kept = n;
+		return true;
+	}
+
+	/* Each shared fingerprint has a repeat: at most 2 * repeats gathered. */
+	for (size_t i = 0; i < n; i++)
+	{
+		uint64_t	h = a[i];
+		uint64_t	fingerprint = (h >> down) & mask;
+		size_t		is_shared = (shared[fingerprint >> 6] >> (fingerprint & 63)) & 1;
+
+		gathered[ngathered] = h;
+		ngathered += is_shared;
+		a[out] = h;
+		out += 1 - is_shared;
+	}
+	if (drop_duplicates(gathered, ngathered, shift, small_table, &distinct_gathered,
+						&crowded) < ngathered)
+	{
+		memcpy(a + out, gathered, ngathered * sizeof(uint64_t));
+		return false;
+	}
+	memcpy(a + out, gathered, distinct_gathered * sizeof(uint64_t));
+	*kept = out + distinct_gathered;
+	return true;
 }
 
 /*
@@ -364,7 +485,9 @@ sort_unique(uint64_t *a, size_t n)
  * The table is tried first where it is likely to settle the buffer in one
  * pass, or costs little when it does not: a small buffer, a large one at the
  * top (a column of few distinct values), and a bucket much larger than
- * expected (a value repeated many times).  Else, or when the table fills
+ * expected (a value repeated many times).  A small buffer tries its
+ * fingerprints before the table, unless "fingerprints" is false: the bucket
+ * before it had many duplicates, and so, most likely, has this one.  Else, or when the table fills
  * up, the buffer is split by its next bits into buckets expected to fit the
  * table, and each is de-duplicated in turn.  With scratch (room for n) the
  * split is out of place, and the bucket's own slice of a serves as scratch
@@ -383,7 +506,8 @@ sort_unique(uint64_t *a, size_t n)
  */
 static size_t
 distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
-			   uint64_t *scratch, uint64_t *table, uint64_t **placed)
+			   uint64_t *scratch, uint64_t *table, uint64_t **placed,
+			   bool fingerprints)
 {
 	size_t		bounds[1 << PARTITION_MAX_BITS];
 	uint64_t   *parts;
@@ -400,8 +524,11 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		(expected == 0 ? n >= 16 * DISTINCT_TABLE_LIMIT : n > 4 * expected))
 	{
 		bool		crowded;
-		size_t		consumed = drop_duplicates(a, n, shift, table, &kept, &crowded);
+		size_t		consumed;
 
+		if (fingerprints && drop_duplicates_by_fingerprint(a, n, shift, table, &kept))
+			return kept;
+		consumed = drop_duplicates(a, n, shift, table, &kept, &crowded);
 		if (consumed == n)
 			return kept;
 		/* The distinct front stays; the rest moves up to join it. */
@@ -435,12 +562,18 @@ distinct_level(uint64_t *a, size_t n, int shift, size_t expected,
 		size_t		distinct = distinct_level(parts + start, len, shift + bits,
 											  n >> bits,
 											  scratch != NULL ? a + start : NULL,
-											  table, NULL);
+											  table, NULL, fingerprints);
 
 		/* kept <= start: the bucket's survivors move down, never up. */
 		memmove(out + kept, parts + start, distinct * sizeof(uint64_t));
 		kept += distinct;
 		start = bounds[b];
+		/*
+		 * Duplicates in a bucket predict as many in the next.  Its repeated
+		 * fingerprints are its duplicates and the fingerprints random
+		 * hashes share, so this stops short of REPEATS_FOR_TABLE.
+		 */
+		fingerprints = len - distinct <= len / (2 * REPEATS_FOR_TABLE);
 	}
 	return kept;
 }
@@ -463,7 +596,8 @@ bf_distinct_hashes_placed(uint64_t *hashes, size_t n, uint64_t *scratch,
 		differ |= hashes[i] ^ hashes[0];
 	if (differ == 0)
 		return n == 0 ? 0 : 1;
-	return distinct_level(hashes, n, bf_leading_zeros(differ), 0, scratch, table, placed);
+	return distinct_level(hashes, n, bf_leading_zeros(differ), 0, scratch, table, placed,
+						  true);
 }
 
 size_t
@@ -499,14 +633,10 @@ bf_grouped_bits(const uint64_t *hashes, size_t n)
  * Counting one group's distinct hashes does not need a table of them: a
  * bitmap of their next bits (a fingerprint) finds every hash whose
  * fingerprint no other hash of the group has, and those are distinct; only
- * the few that share a fingerprint are gathered and de-duplicated.  With 16
- * slots per hash, about one hash in 16 shares one.  Two bitmaps of at most
- * 32 kB take groups of up to 16,384 hashes; a larger group is gathered and
- * de-duplicated whole.  A bitmap is cheaper to clear and to fill than a
- * table of 64-bit hashes, and most hashes never need more than their bit.
+ * the few that share a fingerprint are gathered and de-duplicated (see
+ * FINGERPRINT_SLOTS_LOG2).  Two bitmaps of at most 32 kB take groups of up
+ * to 16,384 hashes; a larger group is gathered and de-duplicated whole.
  */
-#define FINGERPRINT_MAX_BITS 18
-#define FINGERPRINT_SLOTS_LOG2 4
 
 /*
  * The distinct hashes among buffers[b][from[b], to[b]), all of which share

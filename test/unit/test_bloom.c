@@ -599,6 +599,18 @@ test_distinct_hashes(void)
 		h[i] = (UINT64_C(0x5A5A5A5A5A5A5) << 12) | (key_hash(i, 4) & 0xFFF);
 	check_distinct(h, n, "values differing only in their low 12 bits");
 	/*
+	 * Few duplicates, one value in 20 twice: a bucket keeps the hashes whose
+	 * fingerprint no other shares where they are and de-duplicates the rest
+	 * (drop_duplicates_by_fingerprint).  Also at the size of one bucket,
+	 * with 0 twice among them.
+	 */
+	for (size_t i = 0; i < n; i++)
+		h[i] = key_hash(i % 20 == 0 ? i + 1 : i, 7);
+	check_distinct(h, n, "one value in 20 twice");
+	for (size_t i = 0; i < 4000; i++)
+		h[i] = i == 7 || i == 3999 ? 0 : key_hash(i % 20 == 0 ? i + 1 : i, 8);
+	check_distinct(h, 4000, "one value in 20 twice and 0 twice, a bucket's worth");
+	/*
 	 * Distinct, yet equal in the bits that index the table: the table gives
 	 * up on long probes instead of going quadratic, on short buffers (sorted)
 	 * and long ones (split further).  The table's index is the hash times
