@@ -26,8 +26,8 @@
  * Hashes chosen to collide in the table make a probe sequence long; past
  * MAX_PROBES the bucket is split further or, when it is small, sorted with
  * a heapsort.  The work is therefore O(n log n) at worst, never quadratic.
- * Hashes chosen to share fingerprints cost one pass more: a bucket where
- * many do goes to the table.
+ * Hashes chosen to share fingerprints cost a few passes more per bucket: a
+ * bucket where many do goes to the table.
  *
  * Parallel plans
  * --------------
@@ -91,9 +91,10 @@
 #define SORT_AT_MOST 65536
 
 /*
- * Fingerprints (count_group_distinct, drop_duplicates_by_fingerprint): 16
- * slots per hash, so that about one hash in 16 shares its fingerprint, and
- * at most 2^18 bits in a bitmap.  A bitmap is cheaper to clear and to fill
+ * Fingerprints (count_group_distinct, drop_duplicates_by_fingerprint): at
+ * least 16 slots per hash (a bitmap's size is a power of two), so that at
+ * most about one hash in 16 shares its fingerprint, and at most 2^18 bits
+ * in a bitmap.  A bitmap is cheaper to clear and to fill
  * than a table of 64-bit hashes, and most hashes never need more than
  * their bit.
  */
@@ -103,7 +104,7 @@
 /*
  * A bucket in which more than 1 / REPEATS_FOR_TABLE of the hashes repeat
  * a fingerprint goes to the table: most of them would be gathered anyway.
- * Random distinct hashes repeat one about once in 32.
+ * Random distinct hashes repeat one at most about once in 32.
  */
 #define REPEATS_FOR_TABLE 8
 
@@ -246,7 +247,12 @@ drop_duplicates_by_fingerprint(uint64_t *a, size_t n, int shift, uint64_t *table
 		return true;
 	}
 
-	/* Each shared fingerprint has a repeat: at most 2 * repeats gathered. */
+	/*
+	 * A fingerprint shared by k hashes is k - 1 repeats, so at most
+	 * 2 * repeats are gathered, within the room.  Writing every hash to the
+	 * room's next slot may write one past its last: the small table's first
+	 * slot, which drop_duplicates clears before it uses it.
+	 */
 	for (size_t i = 0; i < n; i++)
 	{
 		uint64_t	h = a[i];
@@ -487,13 +493,13 @@ sort_unique(uint64_t *a, size_t n)
  * top (a column of few distinct values), and a bucket much larger than
  * expected (a value repeated many times).  A small buffer tries its
  * fingerprints before the table, unless "fingerprints" is false: the bucket
- * before it had many duplicates, and so, most likely, has this one.  Else, or when the table fills
- * up, the buffer is split by its next bits into buckets expected to fit the
- * table, and each is de-duplicated in turn.  With scratch (room for n) the
- * split is out of place, and the bucket's own slice of a serves as scratch
- * one level down.  A table crowded by hashes that collide in its index,
- * which only chosen values do, gives up: a small rest is sorted, a large one
- * split further.
+ * before it had many duplicates, and so, most likely, has this one.  Else,
+ * or when the table fills up, the buffer is split by its next bits into
+ * buckets expected to fit the table, and each is de-duplicated in turn.
+ * With scratch (room for n) the split is out of place, and the bucket's
+ * own slice of a serves as scratch one level down.  A table crowded by
+ * hashes that collide in its index, which only chosen values do, gives up:
+ * a small rest is sorted, a large one split further.
  *
  * The recursion ends: every split consumes at least one bit; hashes sharing
  * 52 or more top bits take at most 4096 = DISTINCT_TABLE_LIMIT distinct
