@@ -94,9 +94,8 @@
  * Fingerprints (count_group_distinct, drop_duplicates_by_fingerprint): at
  * least 16 slots per hash (a bitmap's size is a power of two), so that at
  * most about one hash in 16 shares its fingerprint, and at most 2^18 bits
- * in a bitmap.  A bitmap is cheaper to clear and to fill
- * than a table of 64-bit hashes, and most hashes never need more than
- * their bit.
+ * in a bitmap.  A bitmap is cheaper to clear and to fill than a table of
+ * 64-bit hashes, and most hashes never need more than their bit.
  */
 #define FINGERPRINT_SLOTS_LOG2 4
 #define FINGERPRINT_MAX_BITS 18
@@ -117,6 +116,38 @@ ceil_log2(size_t n)
 	while (((size_t) 1 << b) < n)
 		b++;
 	return b;
+}
+
+/* Bits of the fingerprints of n hashes: at least one 64-bit word's worth. */
+static int
+fingerprint_bits(size_t n)
+{
+	int			bits = ceil_log2(n) + FINGERPRINT_SLOTS_LOG2;
+
+	return bits < 6 ? 6 : bits;
+}
+
+/*
+ * Marks a fingerprint in seen, and in shared if seen already had it;
+ * returns 1 in that case.  Without branches: whether a slot is taken is as
+ * random as the hash.
+ */
+static BF_ALWAYS_INLINE size_t
+mark_fingerprint(uint64_t *seen, uint64_t *shared, uint64_t fingerprint)
+{
+	uint64_t	bit = UINT64_C(1) << (fingerprint & 63);
+	uint64_t	word = seen[fingerprint >> 6];
+
+	shared[fingerprint >> 6] |= word & bit;
+	seen[fingerprint >> 6] = word | bit;
+	return (word & bit) != 0;
+}
+
+/* 1 if mark_fingerprint marked a fingerprint shared, else 0. */
+static BF_ALWAYS_INLINE size_t
+fingerprint_shared(const uint64_t *shared, uint64_t fingerprint)
+{
+	return (shared[fingerprint >> 6] >> (fingerprint & 63)) & 1;
 }
 
 /*
@@ -217,8 +248,7 @@ drop_duplicates_by_fingerprint(uint64_t *a, size_t n, int shift, uint64_t *table
 
 	if (n > DISTINCT_TABLE_LIMIT)
 		return false;
-	bits = ceil_log2(n) + FINGERPRINT_SLOTS_LOG2;
-	bits = bits < 6 ? 6 : bits;
+	bits = fingerprint_bits(n);
 	if (bits > 64 - shift)
 		return false;
 	words = (size_t) 1 << (bits - 6);
@@ -230,15 +260,7 @@ drop_duplicates_by_fingerprint(uint64_t *a, size_t n, int shift, uint64_t *table
 	mask = (UINT64_C(1) << bits) - 1;
 	memset(seen, 0, 2 * words * sizeof(uint64_t));
 	for (size_t i = 0; i < n; i++)
-	{
-		uint64_t	fingerprint = (a[i] >> down) & mask;
-		uint64_t	bit = UINT64_C(1) << (fingerprint & 63);
-		uint64_t	word = seen[fingerprint >> 6];
-
-		shared[fingerprint >> 6] |= word & bit;
-		seen[fingerprint >> 6] = word | bit;
-		repeats += (word & bit) != 0;
-	}
+		repeats += mark_fingerprint(seen, shared, (a[i] >> down) & mask);
 	if (repeats > n / REPEATS_FOR_TABLE)
 		return false;
 	if (repeats == 0)
@@ -256,8 +278,7 @@ drop_duplicates_by_fingerprint(uint64_t *a, size_t n, int shift, uint64_t *table
 	for (size_t i = 0; i < n; i++)
 	{
 		uint64_t	h = a[i];
-		uint64_t	fingerprint = (h >> down) & mask;
-		size_t		is_shared = (shared[fingerprint >> 6] >> (fingerprint & 63)) & 1;
+		size_t		is_shared = fingerprint_shared(shared, (h >> down) & mask);
 
 		gathered[ngathered] = h;
 		ngathered += is_shared;
@@ -661,14 +682,14 @@ count_group_distinct(const uint64_t *const *buffers, const size_t *from, const s
 	size_t		gathered = 0;
 	int			bits;
 	int			down;
+	uint64_t	mask;
 	size_t		words;
 
 	for (int b = 0; b < nbuffers; b++)
 		n += to[b] - from[b];
 	if (n == 0)
 		return 0;
-	bits = ceil_log2(n) + FINGERPRINT_SLOTS_LOG2;
-	bits = bits < 6 ? 6 : bits;
+	bits = fingerprint_bits(n);
 	if (bits > FINGERPRINT_MAX_BITS || bits > 64 - shift)
 	{
 		if (n > room)
@@ -682,22 +703,14 @@ count_group_distinct(const uint64_t *const *buffers, const size_t *from, const s
 		return bf_distinct_hashes(scratch, n, NULL);
 	}
 	down = 64 - shift - bits;
+	mask = (UINT64_C(1) << bits) - 1;
 	words = (size_t) 1 << (bits - 6);
 	memset(seen, 0, words * sizeof(uint64_t));
 	memset(shared, 0, words * sizeof(uint64_t));
 
-	/* Without branches: whether a slot is taken is as random as the hash. */
 	for (int b = 0; b < nbuffers; b++)
 		for (size_t i = from[b]; i < to[b]; i++)
-		{
-			uint64_t	fingerprint = (buffers[b][i] >> down) & ((UINT64_C(1) << bits) - 1);
-			uint64_t	bit = UINT64_C(1) << (fingerprint & 63);
-			uint64_t	word = seen[fingerprint >> 6];
-
-			shared[fingerprint >> 6] |= word & bit;
-			seen[fingerprint >> 6] = word | bit;
-			fingerprints += (word & bit) == 0;
-		}
+			fingerprints += 1 - mark_fingerprint(seen, shared, (buffers[b][i] >> down) & mask);
 	/* few words hold a shared fingerprint; popcount may be a library call */
 	for (size_t w = 0; w < words; w++)
 		if (shared[w] != 0)
@@ -708,9 +721,7 @@ count_group_distinct(const uint64_t *const *buffers, const size_t *from, const s
 	for (int b = 0; b < nbuffers; b++)
 		for (size_t i = from[b]; i < to[b]; i++)
 		{
-			uint64_t	fingerprint = (buffers[b][i] >> down) & ((UINT64_C(1) << bits) - 1);
-
-			if ((shared[fingerprint >> 6] >> (fingerprint & 63)) & 1)
+			if (fingerprint_shared(shared, (buffers[b][i] >> down) & mask))
 			{
 				if (gathered == room)
 					return SIZE_MAX;
