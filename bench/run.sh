@@ -250,10 +250,26 @@ define_queries() {
 # Measuring
 # ---------------------------------------------------------------------------
 
+# The labels after the pass number, in reverse order on odd passes.  In a
+# fixed order, two copies of one build compared by bench/ab.sh differed by
+# 4% on the fixed form, in favour of the copy that ran second: a query that
+# always follows another inherits the state that one leaves (freed memory,
+# warm pages).  Reversing every other pass spreads that over both sides.
+pass_order() {
+	local pass=$1
+	shift
+	if ((pass % 2 == 0)); then
+		echo "$@"
+	else
+		printf '%s\n' "$@" | tac | tr '\n' ' '
+	fi
+}
+
 # Runs the queries named in the arguments round-robin in one session: one
-# untimed warm-up pass, then $runs timed passes.  Appends "label ms" lines to
-# $WORK/times.  Alternating spreads the drifts of a shared machine over all
-# sides of a comparison instead of letting them fall on one.
+# untimed warm-up pass, then $runs timed passes (pass_order).  Appends
+# "label ms" lines to $WORK/times.  Alternating spreads the drifts of a
+# shared machine over all sides of a comparison instead of letting them fall
+# on one.
 measure() {
 	local runs=$1 label pass
 	shift
@@ -268,7 +284,7 @@ measure() {
 			echo "${PREPARE[$label]:-}"
 		done
 		for ((pass = 0; pass <= runs; pass++)); do
-			for label in "$@"; do
+			for label in $(pass_order "$pass" "$@"); do
 				echo "\\echo @ $pass $label"
 				if [ -n "${COMMAND[$label]:-}" ]; then
 					echo "\\! ${COMMAND[$label]} 2>/dev/null | sed 's/^/Value: /'"
