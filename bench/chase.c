@@ -136,7 +136,7 @@ chase(Line *start, long steps, size_t stream_step)
 }
 
 #define INSERT_VALUES (1 << 20)
-#define INSERT_AHEAD 16			/* bf_add_hashes's distance */
+#define INSERT_AHEAD 32			/* bf_add_hashes's distance */
 #define INSERT_BITS 7			/* k at the default rate, 0.01 */
 
 /* The block of a value, by multiply and shift as the filter picks one. */
