@@ -265,12 +265,13 @@ FixedFilterBytes(const BloomAggState *state)
  * end (a reservation, scratch space, a deserialised state), on huge pages
  * where the kernel has them.  The 4 kB pages at an unaligned buffer's start
  * and end are a fault each, a large share of a parallel leader's faults, so
- * a large buffer of an ungrouped aggregate is padded: it starts on a huge page boundary and owns the huge
- * page its end falls in.  That costs up to 4 MB more of the context's memory
- * and up to one huge page resident past the end, fine for the one state of
- * an ungrouped aggregate but not for the states of a hashed GROUP BY, which
- * count against hash_mem.  Sets *block to the allocation, which pfree takes.
- * NULL when the memory is not there.
+ * a large buffer of an ungrouped aggregate is padded: it starts on a huge
+ * page boundary and owns the huge page its end falls in.  That costs up
+ * to 4 MB more of the context's memory and up to one huge page resident
+ * past the end, fine for the one state of an ungrouped aggregate but not
+ * for the states of a hashed GROUP BY, which count against hash_mem.  Sets
+ * *block to the allocation, which pfree takes.  NULL when the memory is not
+ * there.
  */
 static uint64 *
 AllocFilledOnce(const BloomAggState *state, Size n, void **block)

@@ -10,12 +10,12 @@
  * value's header, as bloom.h writes it, and where each segment's pages
  * start), and each segment's 64-byte blocks fill the pages after it,
  * BLOCKS_PER_PAGE to a page; the change log's ring of pages follows the
- * build's segments (BloomIndexLog), and segments added later follow it.  By default the value is a chain (the option
- * growth, 2): when its last segment has taken its capacity, an insert
- * appends a segment growth times larger at half the rate (GrowIfFull), so
- * the index keeps its target rate however much the table grows.  With
- * growth = 0 it is one fixed-size filter, which overfills as a stored one
- * does.
+ * build's segments (BloomIndexLog), and segments added later follow it.
+ * By default the value is a chain (the option growth, 2): when its last
+ * segment has taken its capacity, an insert appends a segment growth times
+ * larger at half the rate (GrowIfFull), so the index keeps its target rate
+ * however much the table grows.  With growth = 0 it is one fixed-size
+ * filter, which overfills as a stored one does.
  *
  * A key's hash picks one block of the last segment (bf_block_of), so an
  * insert locks and logs one page, and writers of other pages never wait on

@@ -18,8 +18,9 @@
  * values.  Probing the filter itself, false positives included, is what
  * makes the estimate honest for a filter that holds none, some or all of
  * the column; since a hundred sampled values cannot resolve a 1% rate, the
- * filter's target rate of the non-null values is the floor.  Without statistics, the filter's distinct count over the
- * key's distinct count is used, plus the filter's rate for the others.
+ * filter's target rate of the non-null values is the floor.  Without
+ * statistics, the filter's distinct count over the key's distinct count is
+ * used, plus the filter's rate for the others.
  *
  * When the filter is not known (a scalar subquery, a join column), nothing
  * says how many keys it holds: the estimate is DEFAULT_CONTAINS_SEL, the
