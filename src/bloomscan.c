@@ -5,7 +5,7 @@
  *	  stands in for a sequential scan whose quals probe a bloom filter or a
  *	  qfilter fixed for the scan (bloom_contains(f, key), f @> key,
  *	  key <@ f, and qfilter_contains and its operators alike).  It
- *	  owns the planner hook that offers it, its plan and executor
+ *	  owns the planner hooks that offer it, its plan and executor
  *	  callbacks (parallel ones included), its EXPLAIN output and its two
  *	  settings, bloomfilter.batched_scan and
  *	  bloomfilter.batched_scan_min_size.
@@ -45,6 +45,13 @@
  * then; should the plan's order still disagree, the scan reads one row at
  * a time, which is the plain scan's order exactly.
  *
+ * The scan cannot run backward.  A cursor declared with neither SCROLL
+ * nor NO SCROLL may fetch backward when its plan can, which the plain
+ * scan's can (PerformCursorOpen, SPI_cursor_open): over this scan the same
+ * FETCH BACKWARD would be an error.  So such a cursor is not offered the
+ * scan (CursorMayScrollBack); a SCROLL cursor gets it under a Material,
+ * as the planner gives any plan that cannot run backward.
+ *
  * The filter's expression is evaluated when the first row reaches the
  * probe, as the executor evaluates the function's arguments; the filter is
  * read (detoasted, its header checked) and the key's type set up and
@@ -81,6 +88,7 @@
 #include "optimizer/optimizer.h"
 #include "optimizer/pathnode.h"
 #include "optimizer/paths.h"
+#include "optimizer/planner.h"
 #include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
@@ -116,6 +124,10 @@ static bool batched_scan = true;
 static int	batched_scan_min_size = 1024 * 1024;
 
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
+static planner_hook_type prev_planner_hook = NULL;
+
+/* The cursor options of the statement being planned (BloomScanPlanner). */
+static int	planning_cursor_options = 0;
 
 /* The filter types the scan probes. */
 typedef enum ProbeFilterType
@@ -424,6 +436,46 @@ IsPlainSeqScan(Path *path)
 }
 
 /*
+ * planner_hook: notes the cursor options of the statement it plans, for
+ * CursorMayScrollBack, and puts back the outer statement's when it is done
+ * (a function folded while planning may plan a statement of its own).
+ */
+static PlannedStmt *
+BloomScanPlanner(Query *parse, const char *query_string, int cursorOptions,
+				 ParamListInfo boundParams)
+{
+	int			outer_options = planning_cursor_options;
+	PlannedStmt *result;
+
+	planning_cursor_options = cursorOptions;
+	PG_TRY();
+	{
+		if (prev_planner_hook)
+			result = prev_planner_hook(parse, query_string, cursorOptions, boundParams);
+		else
+			result = standard_planner(parse, query_string, cursorOptions, boundParams);
+	}
+	PG_FINALLY();
+	{
+		planning_cursor_options = outer_options;
+	}
+	PG_END_TRY();
+	return result;
+}
+
+/*
+ * Whether the statement being planned is a cursor that may fetch backward
+ * without having said SCROLL: DECLARE and PL/pgSQL's cursors (the ones
+ * that ask for a fast-start plan) with neither SCROLL nor NO SCROLL.
+ */
+static bool
+CursorMayScrollBack(void)
+{
+	return (planning_cursor_options & CURSOR_OPT_FAST_PLAN) != 0 &&
+		(planning_cursor_options & (CURSOR_OPT_SCROLL | CURSOR_OPT_NO_SCROLL)) == 0;
+}
+
+/*
  * set_rel_pathlist_hook: next to each sequential scan of a plain table
  * whose restrictions hold a probe this scan can take, a Bloom Filter Scan.
  */
@@ -438,7 +490,7 @@ BloomScanPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (!batched_scan ||
+	if (!batched_scan || CursorMayScrollBack() ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
 		rte->rtekind != RTE_RELATION || rte->tablesample != NULL ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||
@@ -963,4 +1015,6 @@ BloomScanInit(void)
 	RegisterCustomScanMethods(&BloomScanPlanMethods);
 	prev_set_rel_pathlist_hook = set_rel_pathlist_hook;
 	set_rel_pathlist_hook = BloomScanPathlist;
+	prev_planner_hook = planner_hook;
+	planner_hook = BloomScanPlanner;
 }

@@ -28,7 +28,7 @@
 --
 -- The dimensions drawn for each case (sd_generate):
 --   how it runs    rows (one statement), cursor (FETCH/MOVE forward, and
---                  backward with SCROLL), prepared (PREPARE ... $1 with a
+--                  backward with SCROLL or neither option), prepared (PREPARE ... $1 with a
 --                  generic or custom plan, EXECUTEd with 1-3 filters),
 --                  UPDATE (moving rows to other partitions too) and
 --                  DELETE ... RETURNING (rolled back);
@@ -452,10 +452,10 @@ BEGIN
 END
 $$;
 
--- The moves of a cursor: forward only, or any with SCROLL.  A cursor
--- declared with neither SCROLL nor NO SCROLL moves forward only: whether
--- it may go backward PostgreSQL leaves to its plan (a sequential scan can
--- run backward, the batched scan cannot).
+-- The moves of a cursor: forward only with NO SCROLL, any otherwise.
+-- Whether a cursor declared with neither option may go backward
+-- PostgreSQL leaves to its plan: a sequential scan can, the batched scan
+-- cannot, so such a cursor must not be given the batched scan.
 CREATE FUNCTION sd_fetches(n int, scroll boolean) RETURNS text[]
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
@@ -768,7 +768,7 @@ BEGIN
 		c.cursor_option := CASE
 			WHEN volatile OR rows.locking <> '' THEN sd_pick(n, 'cursor', 'NO SCROLL', '')
 			ELSE sd_pick(n, 'cursor', 'SCROLL', 'SCROLL', 'NO SCROLL', '') END;
-		c.fetches := sd_fetches(n, c.cursor_option = 'SCROLL');
+		c.fetches := sd_fetches(n, c.cursor_option <> 'NO SCROLL');
 	END IF;
 	-- The plain plan's order is the table's where one table is scanned by
 	-- one process and nothing reorders it (or the ORDER BY is total).
@@ -807,9 +807,9 @@ CREATE FUNCTION sd_error(state text, message text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$ SELECT 'ERROR ' || state || ': ' || message $$;
 
 -- The plan's nodes (EXPLAIN's first line and its "->" lines): which scan
--- ran, and the plan's shape around it.  A cursor's plan is shown as if
--- declared NO SCROLL: with SCROLL, the plan of either side is the same but
--- for a Materialize on top where its top node cannot run backward (as the
+-- ran, and the plan's shape around it.  A SCROLL cursor's plan is shown
+-- as if declared NO SCROLL: the plan of either side is the same but for a
+-- Materialize on top where its top node cannot run backward (as the
 -- batched scan cannot).
 CREATE FUNCTION sd_plan(c sd_case) RETURNS text
 LANGUAGE plpgsql AS $$
@@ -818,7 +818,8 @@ DECLARE
 	plan text;
 BEGIN
 	FOR line IN EXECUTE 'EXPLAIN (COSTS OFF) ' || CASE c.mode
-		WHEN 'cursor' THEN format('DECLARE sd_cursor NO SCROLL CURSOR FOR %s', c.sql)
+		WHEN 'cursor' THEN format('DECLARE sd_cursor %s CURSOR FOR %s',
+								  CASE WHEN c.cursor_option = '' THEN '' ELSE 'NO SCROLL' END, c.sql)
 		WHEN 'prepared' THEN format('EXECUTE sd_prepared(%s)', c.params[1])
 		ELSE sd_statement(c) END
 	LOOP

@@ -301,12 +301,50 @@ SET bloomfilter.batched_scan = off;
 SELECT cursor_walk($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS walk_off \gset
 SELECT :'walk_on' = :'walk_off' AS same_walk, :'walk_on' AS walk;
 SET bloomfilter.batched_scan = on;
--- a cursor without SCROLL cannot go back, with either plan
+-- A cursor with neither SCROLL nor NO SCROLL may go back where its plan
+-- can, as the plain scan can: it is not offered the scan, which cannot.
+SELECT plan FROM scan_explain($$DECLARE may_scroll CURSOR FOR
+	SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS plan
+WHERE plan !~ 'Filter:';
 BEGIN;
-DECLARE forward_only CURSOR FOR
+DECLARE may_scroll CURSOR FOR
+	SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id);
+FETCH 3 FROM may_scroll;
+FETCH 2 FROM may_scroll;
+FETCH BACKWARD 2 FROM may_scroll;
+ROLLBACK;
+-- nor a PL/pgSQL cursor without SCROLL, which goes back the same way
+CREATE FUNCTION cursor_back(query text) RETURNS text
+LANGUAGE plpgsql AS $$
+DECLARE
+	c refcursor;
+	r record;
+	walk text := '';
+BEGIN
+	OPEN c FOR EXECUTE scan_literals(query);
+	FOR i IN 1..4 LOOP
+		FETCH NEXT FROM c INTO r;
+		walk := walk || r.id || ' ';
+	END LOOP;
+	FETCH PRIOR FROM c INTO r;
+	walk := walk || r.id;
+	CLOSE c;
+	RETURN walk;
+END
+$$;
+SELECT cursor_back($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS back_on \gset
+SET bloomfilter.batched_scan = off;
+SELECT cursor_back($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS back_off \gset
+SELECT :'back_on' = :'back_off' AS same_walk, :'back_on' AS walk;
+SET bloomfilter.batched_scan = on;
+-- NO SCROLL says it will not go back: the scan, and FETCH BACKWARD fails
+-- as it does over the plain plan
+EXPLAIN (COSTS OFF) DECLARE forward_only NO SCROLL CURSOR FOR
+	SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id);
+BEGIN;
+DECLARE forward_only NO SCROLL CURSOR FOR
 	SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id);
 FETCH 3 FROM forward_only;
-FETCH 2 FROM forward_only;
 FETCH BACKWARD 1 FROM forward_only;
 ROLLBACK;
 
