@@ -126,8 +126,14 @@ static int	batched_scan_min_size = 1024 * 1024;
 static set_rel_pathlist_hook_type prev_set_rel_pathlist_hook = NULL;
 static planner_hook_type prev_planner_hook = NULL;
 
-/* The cursor options of the statement being planned (BloomScanPlanner). */
-static int	planning_cursor_options = 0;
+/*
+ * The cursor options of the statement being planned (BloomScanPlanner), or
+ * UNKNOWN_CURSOR_OPTIONS: the module may be loaded while a statement is
+ * planned (by a function of it the planner calls), and then the hook did
+ * not see that statement start.
+ */
+#define UNKNOWN_CURSOR_OPTIONS (-1)
+static int	planning_cursor_options = UNKNOWN_CURSOR_OPTIONS;
 
 /* The filter types the scan probes. */
 typedef enum ProbeFilterType
@@ -467,12 +473,24 @@ BloomScanPlanner(Query *parse, const char *query_string, int cursorOptions,
  * Whether the statement being planned is a cursor that may fetch backward
  * without having said SCROLL: DECLARE and PL/pgSQL's cursors (the ones
  * that ask for a fast-start plan) with neither SCROLL nor NO SCROLL.
+ *
+ * Of a statement whose options are unknown, only what rules out a cursor
+ * whose plan runs backward is sure: a statement other than a SELECT (a
+ * cursor over one keeps its rows), or one that may run in parallel (only
+ * statements run to completion may, and the planner knows that before it
+ * plans a scan).  Any other may be one.
  */
 static bool
-CursorMayScrollBack(void)
+CursorMayScrollBack(PlannerInfo *root)
 {
-	return (planning_cursor_options & CURSOR_OPT_FAST_PLAN) != 0 &&
-		(planning_cursor_options & (CURSOR_OPT_SCROLL | CURSOR_OPT_NO_SCROLL)) == 0;
+	PlannerInfo *top = root;
+
+	if (planning_cursor_options != UNKNOWN_CURSOR_OPTIONS)
+		return (planning_cursor_options & CURSOR_OPT_FAST_PLAN) != 0 &&
+			(planning_cursor_options & (CURSOR_OPT_SCROLL | CURSOR_OPT_NO_SCROLL)) == 0;
+	while (top->parent_root != NULL)
+		top = top->parent_root;
+	return top->parse->commandType == CMD_SELECT && !root->glob->parallelModeOK;
 }
 
 /*
@@ -490,7 +508,7 @@ BloomScanPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 	if (prev_set_rel_pathlist_hook)
 		prev_set_rel_pathlist_hook(root, rel, rti, rte);
 
-	if (!batched_scan || CursorMayScrollBack() ||
+	if (!batched_scan || CursorMayScrollBack(root) ||
 		(rel->reloptkind != RELOPT_BASEREL && rel->reloptkind != RELOPT_OTHER_MEMBER_REL) ||
 		rte->rtekind != RTE_RELATION || rte->tablesample != NULL ||
 		(rte->relkind != RELKIND_RELATION && rte->relkind != RELKIND_MATVIEW) ||

@@ -337,6 +337,24 @@ SET bloomfilter.batched_scan = off;
 SELECT cursor_back($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS back_off \gset
 SELECT :'back_on' = :'back_off' AS same_walk, :'back_on' AS walk;
 SET bloomfilter.batched_scan = on;
+-- The same in a new session, where the module loads while the cursor's
+-- statement is planned (a scalar subquery: no literal of the type loads it
+-- first): the planner hook did not see the statement start, so only a
+-- statement that cannot be such a cursor gets the scan.
+\c -
+SET bloomfilter.batched_scan_min_size = 0;
+BEGIN;
+DECLARE may_scroll CURSOR FOR
+	SELECT id FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id);
+FETCH 2 FROM may_scroll;
+FETCH BACKWARD 1 FROM may_scroll;
+ROLLBACK;
+\c -
+SET bloomfilter.batched_scan_min_size = 0;
+SELECT plan FROM scan_explain($$SELECT id FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id)$$) AS plan;
+SET bloomfilter.batched_scan = on;
 -- NO SCROLL says it will not go back: the scan, and FETCH BACKWARD fails
 -- as it does over the plain plan
 EXPLAIN (COSTS OFF) DECLARE forward_only NO SCROLL CURSOR FOR
