@@ -267,8 +267,9 @@ SELECT scan_check($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloo
 	ORDER BY id LIMIT 5 FOR UPDATE$$, true);
 
 -- Cursors: a scroll cursor walks back and forth (the planner puts a
--- Material above the scan, which cannot run backward).
-CREATE FUNCTION cursor_walk(query text) RETURNS text
+-- Material above the scan, which cannot run backward).  scroll false:
+-- declared with neither SCROLL nor NO SCROLL.
+CREATE FUNCTION cursor_walk(query text, scroll boolean DEFAULT true) RETURNS text
 LANGUAGE plpgsql AS $$
 DECLARE
 	c refcursor;
@@ -276,7 +277,11 @@ DECLARE
 	walk text := '';
 BEGIN
 	query := scan_literals(query);
-	OPEN c SCROLL FOR EXECUTE query;
+	IF scroll THEN
+		OPEN c SCROLL FOR EXECUTE query;
+	ELSE
+		OPEN c FOR EXECUTE query;
+	END IF;
 	FOR i IN 1..5 LOOP
 		FETCH NEXT FROM c INTO r;
 		walk := walk || r.id || ' ';
@@ -314,27 +319,9 @@ FETCH 2 FROM may_scroll;
 FETCH BACKWARD 2 FROM may_scroll;
 ROLLBACK;
 -- nor a PL/pgSQL cursor without SCROLL, which goes back the same way
-CREATE FUNCTION cursor_back(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-	c refcursor;
-	r record;
-	walk text := '';
-BEGIN
-	OPEN c FOR EXECUTE scan_literals(query);
-	FOR i IN 1..4 LOOP
-		FETCH NEXT FROM c INTO r;
-		walk := walk || r.id || ' ';
-	END LOOP;
-	FETCH PRIOR FROM c INTO r;
-	walk := walk || r.id;
-	CLOSE c;
-	RETURN walk;
-END
-$$;
-SELECT cursor_back($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS back_on \gset
+SELECT cursor_walk($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$, false) AS back_on \gset
 SET bloomfilter.batched_scan = off;
-SELECT cursor_back($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$) AS back_off \gset
+SELECT cursor_walk($$SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id)$$, false) AS back_off \gset
 SELECT :'back_on' = :'back_off' AS same_walk, :'back_on' AS walk;
 SET bloomfilter.batched_scan = on;
 -- The same in a new session, where the module loads while the cursor's
@@ -594,7 +581,7 @@ REVOKE SELECT ON scan_filters FROM scan_reader;
 DROP ROLE scan_reader;
 
 DROP FUNCTION growing_probe();
-DROP FUNCTION cursor_walk(text);
+DROP FUNCTION cursor_walk(text, boolean);
 DROP FUNCTION scan_check(text, boolean);
 DROP FUNCTION scan_plan(text);
 DROP FUNCTION scan_rows_of(text, boolean);
