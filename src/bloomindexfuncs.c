@@ -247,20 +247,29 @@ PrepareProbeSite(ProbeSite *site, FunctionCallInfo fcinfo, Oid indexoid)
 /*
  * Refuses an index whose key type hashes differently now than at its build:
  * a composite key whose attributes changed (ALTER TYPE ... ADD, DROP or
- * ALTER ATTRIBUTE), which PostgreSQL allows without rebuilding the index.
- * The key tag records the type's shape (keykind.c).
+ * ALTER ATTRIBUTE), which PostgreSQL allows without rebuilding the index,
+ * or one that took keys under such a change (KEY_TAG_MIXED_SHAPES).  The
+ * key tag records the type's shape (keykind.c).
  */
 static void
 CheckKeyTypeUnchanged(Oid indexoid, const BfHeader *header, const KeyType *column)
 {
-	if (header->identity.kind == BF_KIND_OTHER && column->identity.kind == BF_KIND_OTHER &&
-		header->identity.tag != column->identity.tag)
+	if (header->identity.kind != BF_KIND_OTHER || column->identity.kind != BF_KIND_OTHER ||
+		header->identity.tag == column->identity.tag)
+		return;
+	if (header->identity.tag == KEY_TAG_MIXED_SHAPES)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
+				 errmsg("bloomfilter index \"%s\" holds keys of type %s hashed under two of its definitions",
 						get_rel_name(indexoid), format_type_be_qualified(column->typid)),
-				 errdetail("The type has been altered since (its attributes or its name), and its values hash differently now."),
+				 errdetail("Rows were inserted while the type had other attributes or another name than at the index's build, and their keys hash differently."),
 				 errhint("Rebuild the index with REINDEX INDEX CONCURRENTLY.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("bloomfilter index \"%s\" holds keys of type %s as the type was at the index's build",
+					get_rel_name(indexoid), format_type_be_qualified(column->typid)),
+			 errdetail("The type has been altered since (its attributes or its name), and its values hash differently now."),
+			 errhint("Rebuild the index with REINDEX INDEX CONCURRENTLY.")));
 }
 
 /* Whether one index (not a partitioned one) may hold the key. */

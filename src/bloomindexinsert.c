@@ -299,6 +299,43 @@ GrowIfFull(Relation index, InsertCache *cache)
 }
 
 /*
+ * A composite key's type may gain, lose or change attributes after the
+ * build (ALTER TYPE, ALTER TABLE on a row type), which PostgreSQL allows
+ * without rebuilding the index, and which changes its values' hashes.
+ * Probes refuse an index whose key tag is not its type's
+ * (bloomindexfuncs.c); but a key inserted under a new shape, followed by
+ * ALTER TYPE back to the build's, would hide that key from probes whose
+ * tags agree again.  So the first insert under another shape than the
+ * metapage's marks the index as holding mixed shapes, for good: probes
+ * refuse it until a REINDEX.  The insert itself goes on, as later ones
+ * do: a guard index must not stop writes to its table.
+ */
+static void
+KeepShapesApart(Relation index, InsertCache *cache)
+{
+	IndexLayout *layout = &cache->layout;
+	Buffer		metabuf;
+
+	if (cache->key.identity.tag == layout->header.identity.tag ||
+		layout->header.identity.tag == KEY_TAG_MIXED_SHAPES)
+		return;
+	metabuf = ReadBuffer(index, BLOOM_INDEX_METAPAGE);
+	LockBuffer(metabuf, BUFFER_LOCK_EXCLUSIVE);
+	DecodeMeta(index, BufferGetPage(metabuf), layout);
+	if (cache->key.identity.tag != layout->header.identity.tag &&
+		layout->header.identity.tag != KEY_TAG_MIXED_SHAPES)
+	{
+		GenericXLogState *state = GenericXLogStart(index);
+		Page		page = GenericXLogRegisterBuffer(state, metabuf, 0);
+
+		layout->header.identity.tag = KEY_TAG_MIXED_SHAPES;
+		bf_write_header(PageMeta(page)->header, &layout->header);
+		GenericXLogFinish(state);
+	}
+	UnlockReleaseBuffer(metabuf);
+}
+
+/*
  * Sets the key's bits in its one block of the last segment.  The buffer
  * lock lasts for the bit update only; no lock is held to the end of the
  * transaction.  In a chain, as in a chained value, a key the chain may
@@ -338,9 +375,16 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	 */
 	cache = GetInsertCache(index);
 	index->rd_amcache = NULL;
-	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
-				   cache->layout.header.version);
+	do
+	{
+		/* the tag of the shape the key is hashed under, however recent */
+		KeyTypeFollowShape(&cache->key);
+		hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
+					   cache->layout.header.version);
+	} while (!KeyTypeIsCurrent(&cache->key));
 	index->rd_amcache = cache;
+	if (cache->key.has_shape)
+		KeepShapesApart(index, cache);
 	if (cache->near_full)
 	{
 		uint32		had = cache->layout.header.nsegments;

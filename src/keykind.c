@@ -209,11 +209,13 @@ AppendTypeShape(StringInfo out, Oid typid)
 static uint32
 KeyTagOf(Oid typid)
 {
+	char	   *name = TypeNameOf(typid);
 	StringInfoData tagged;
 	uint32		tag;
 
 	initStringInfo(&tagged);
-	appendStringInfoString(&tagged, TypeNameOf(typid));
+	appendStringInfoString(&tagged, name);
+	pfree(name);
 	AppendTypeShape(&tagged, typid);
 	tag = TypeTag(tagged.data);
 	pfree(tagged.data);
@@ -615,6 +617,16 @@ KeyTypeOfBuiltinKind(KeyType *key, Oid typid, Oid collation)
 	key->collation = collation;
 	key->typid = typid;
 	return true;
+}
+
+void
+KeyTypeFollowShape(KeyType *key)
+{
+	if (KeyTypeIsCurrent(key))
+		return;
+	key->identity.tag = KeyTagOf(key->basetype);
+	key->catalog_seen = SharedInvalidMessageCounter;
+	key->command_seen = GetCurrentCommandId(false);
 }
 
 KeyType *

@@ -82,6 +82,22 @@ KeyTypeIsCurrent(const KeyType *key)
 }
 
 /*
+ * For a key type kept longer than a call site (an index's inserts): brings
+ * its tag up to its type's shape now, where KeyTypeIsCurrent says it may
+ * have changed, without setting up anything else again, which would
+ * allocate in the long-lived context again on every catalog change.
+ */
+extern BF_HIDDEN void KeyTypeFollowShape(KeyType *key);
+
+/*
+ * The key tag of a bloomfilter index that took keys under two shapes of
+ * its composite key type (bloomindexinsert.c).  Every type's tag is odd
+ * (keykind.c), so this even one names none, and probes refuse the index
+ * until it is rebuilt.
+ */
+#define KEY_TAG_MIXED_SHAPES 0
+
+/*
  * Key identities, for both filter types.  records_environment says whether
  * the filter's format records what a hash depends on (not bloom's version
  * 1: bf_records_environment).
