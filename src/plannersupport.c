@@ -182,8 +182,16 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 		return ((Const *) key_arg)->constisnull ? 0.0
 			: BloomTestValue(filter, &header, &key, ((Const *) key_arg)->constvalue);
 
+	/*
+	 * The sampled values are probed only where the caller may read every
+	 * row they were sampled from (acl_ok: SELECT, no row-level security),
+	 * as PostgreSQL's estimators do for an operator that is not leakproof
+	 * (statistic_proc_security_check): otherwise a plan's row estimate
+	 * would say whether a hidden row's value is in a filter.
+	 */
 	examine_variable(root, key_arg, varRelid, &vardata);
-	if (!SelectivityFromStatistics(filter, &header, &key, &vardata, &selectivity) &&
+	if (!(vardata.acl_ok &&
+		  SelectivityFromStatistics(filter, &header, &key, &vardata, &selectivity)) &&
 		!SelectivityFromDistinctCounts(filter, &header, &vardata, &selectivity))
 		selectivity = DEFAULT_CONTAINS_SEL;
 	ReleaseVariableStats(vardata);

@@ -73,3 +73,31 @@ FROM (SELECT explain_json('SELECT * FROM requests WHERE bloom_contains((SELECT f
 -- while planning (execution refuses the first)
 SELECT ((j -> 0 -> 'Plan' ->> 'Plan Rows')::float8 / 100000) AS other_kind_selectivity
 FROM (SELECT explain_json(format('SELECT * FROM requests WHERE %L::bloom @> tag', :'many')) AS j) e;
+
+-- where row-level security hides rows from the caller, the statistics'
+-- sampled values are not probed (as for any operator that is not
+-- leakproof): a plan's estimate must not tell whether a hidden row's value
+-- is in a filter.  Here 777 is a third of the rows, all of them hidden.
+CREATE TABLE tenant_rows AS
+SELECT CASE WHEN i % 3 = 0 THEN 777 ELSE i END AS v,
+       CASE WHEN i % 3 = 0 THEN 'other' ELSE 'mine' END AS tenant
+FROM generate_series(1, 30000) i;
+ANALYZE tenant_rows;
+CREATE ROLE planner_tenant;
+GRANT SELECT ON tenant_rows TO planner_tenant;
+ALTER TABLE tenant_rows ENABLE ROW LEVEL SECURITY;
+CREATE POLICY only_mine ON tenant_rows USING (tenant = 'mine');
+CREATE FUNCTION estimate_of_filter_of(value int) RETURNS float8
+LANGUAGE sql AS $$
+SELECT (explain_json(format('SELECT * FROM tenant_rows WHERE bloom_contains(%L::bloom, v)',
+                            bloom_add(bloom_empty(10), value)))
+        -> 0 -> 'Plan' ->> 'Plan Rows')::float8
+$$;
+-- the owner, whom the policy does not restrict, gets the statistics' view
+SELECT estimate_of_filter_of(777) > 10 * estimate_of_filter_of(778) AS owner_estimate_follows_statistics;
+SET ROLE planner_tenant;
+SELECT estimate_of_filter_of(777) = estimate_of_filter_of(778) AS hidden_value_leaves_estimate;
+RESET ROLE;
+DROP TABLE tenant_rows;
+DROP FUNCTION estimate_of_filter_of(int);
+DROP ROLE planner_tenant;
