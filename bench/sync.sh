@@ -42,15 +42,15 @@ load_sync_data() {
 		CREATE TABLE ins_btree (k bigint);
 		CREATE INDEX ins_btree_k ON ins_btree (k);
 		VACUUM (FREEZE, ANALYZE);
-		CREATE TABLE copies (name text PRIMARY KEY, lsn pg_lsn, bytes bigint);
-		INSERT INTO copies SELECT 'before', lsn, length(filter::bytea) FROM bloom_index_snapshot('users_guard');
+		CREATE TABLE copies (name text PRIMARY KEY, lsn pg_lsn, bytes bigint, timeline bigint, build pg_lsn);
+		INSERT INTO copies SELECT 'before', lsn, length(filter::bytea), timeline, build FROM bloom_index_snapshot('users_guard');
 	EOF
 	# single-row INSERTs, each its own transaction, as an application's
 	for ((i = 1; i <= SYNC_INSERTS; i++)); do
 		echo "INSERT INTO users VALUES ($((N + i)));"
 	done >"$WORK/sync-inserts.sql"
 	"${PSQL[@]}" -f "$WORK/sync-inserts.sql" >/dev/null || die "the inserts failed"
-	"${PSQL[@]}" -c "INSERT INTO copies SELECT 'after', upto, NULL FROM copies c, bloom_index_changes('users_guard', c.lsn) WHERE c.name = 'before'" \
+	"${PSQL[@]}" -c "INSERT INTO copies SELECT 'after', upto, NULL, c.timeline, c.build FROM copies c, bloom_index_changes('users_guard', c.lsn, c.timeline, c.build) WHERE c.name = 'before'" \
 		>/dev/null || die "recording the position failed"
 }
 
@@ -62,8 +62,8 @@ define_sync_queries() {
 		QUERY[$table]=$(printf "$loop" "$table")
 	done
 	QUERY[select_1]="SELECT 1"
-	QUERY[sync_1000]="SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn) c WHERE s.name = 'before'"
-	QUERY[sync_none]="SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn) c WHERE s.name = 'after'"
+	QUERY[sync_1000]="SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before'"
+	QUERY[sync_none]="SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'after'"
 }
 
 
@@ -87,7 +87,7 @@ log_costs() {
 
 syncs() {
 	local delta snapshot one changes none
-	delta=$(sql_value "SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn) c WHERE s.name = 'before'")
+	delta=$(sql_value "SELECT length(c.delta) FROM copies s, bloom_index_changes('users_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before'")
 	snapshot=$(sql_value "SELECT bytes FROM copies WHERE name = 'before'")
 	ratio_row 28 "delta after $SYNC_INSERTS INSERTs, $(keys_label "$N") keys" "$delta" B \
 		"the snapshot" "$snapshot" "<= 0.01"

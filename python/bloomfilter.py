@@ -523,9 +523,9 @@ class Filter:
 
     def apply_changes(self, delta):
         """Applies a delta of the ``bloomfilter`` index this filter is a copy
-        of: ``delta`` from ``bloom_index_changes(index, since)``, to a copy
-        loaded from ``bloom_index_snapshot(index)`` and brought up to
-        ``since``.  The filter then holds every key the index held at the
+        of: ``delta`` from ``bloom_index_changes(index, since,
+        since_timeline, since_build)``, to a copy loaded from
+        ``bloom_index_snapshot(index)`` and brought up to ``since``.  The filter then holds every key the index held at the
         delta's ``upto`` (a growing filter takes the index's new segments).
 
         Applied whole or not at all: a damaged delta raises

@@ -73,11 +73,10 @@ CREATE FUNCTION bloom_index_snapshot(index regclass,
 	OUT build pg_lsn)
 	AS 'MODULE_PATHNAME' LANGUAGE C VOLATILE STRICT PARALLEL RESTRICTED;
 COMMENT ON FUNCTION bloom_index_snapshot(regclass) IS 'the index as a bloom value, with the WAL position and timeline it is consistent with, and its build';
--- Not STRICT, for the optional timeline and build: a NULL since asks for a
--- reload.
+-- Not STRICT: a NULL since, timeline or build asks for a reload, since a
+-- copy's position alone cannot tell whether its bits are this build's.
 CREATE FUNCTION bloom_index_changes(index regclass, since pg_lsn,
-	since_timeline bigint DEFAULT NULL,
-	since_build pg_lsn DEFAULT NULL,
+	since_timeline bigint, since_build pg_lsn,
 	OUT upto pg_lsn,
 	OUT reload boolean,
 	OUT delta bytea,

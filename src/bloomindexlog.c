@@ -257,13 +257,14 @@ PageChangesSince(Relation index, BlockNumber pageno, XLogRecPtr since, XLogRecPt
  * would count its key twice in the copy.  (A key whose record ends after
  * upto committed after upto.)  The pages are read one at a time, no lock
  * held across them: an entry added meanwhile ended after upto, and one
- * cleared meanwhile moved the horizon, read last.  False if the log cannot tell: there is
- * none, since is older than the build or the horizon, or the copy is of
- * another build than build says (when valid).  A copy made of another
- * index after this one was built (REINDEX CONCURRENTLY builds the new index
- * while copies of the old one are still made) is not older than the build,
- * yet its bits are not this index's: a key this index takes no room for,
- * as its own segments hold it already, may be missing from such a copy.
+ * cleared meanwhile moved the horizon, read last.  False if the log
+ * cannot tell: there is none, since is older than the build or the
+ * horizon, or build, the build the copy is of, is not this one.  The
+ * position alone cannot tell the build: a copy made of another index after
+ * this one was built (REINDEX CONCURRENTLY builds the new index while
+ * copies of the old one are still made) is not older than the build, yet
+ * its bits are not this index's, and a key this index takes no room for,
+ * as its own segments hold it already, would be missing from such a copy.
  */
 bool
 ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr build,
@@ -275,7 +276,7 @@ ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr build
 
 	ReadMeta(index, &before);
 	if (before.log.npages == 0 || since < before.log.built_at || since < before.log.horizon ||
-		(!XLogRecPtrIsInvalid(build) && build != before.log.built_at))
+		build != before.log.built_at)
 		return false;
 	changes.room = 64;
 	changes.count = 0;

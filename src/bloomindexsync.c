@@ -155,7 +155,7 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {0};
 
-	/* not strict, for the optional timeline: no index, no answer */
+	/* not strict: no index, no answer; no since, timeline or build, reload */
 	if (PG_ARGISNULL(0))
 		PG_RETURN_NULL();
 	index = OpenIndexForReading(PG_GETARG_OID(0));
@@ -164,10 +164,10 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 	position = CurrentPosition();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "bloom_index_changes must return a record");
-	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX && !PG_ARGISNULL(1) &&
-		(PG_ARGISNULL(2) || PG_GETARG_INT64(2) == (int64) timeline))
-		delta = IndexChangesSince(index, since, position,
-								  PG_ARGISNULL(3) ? InvalidXLogRecPtr : PG_GETARG_LSN(3));
+	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX &&
+		!PG_ARGISNULL(1) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3) &&
+		PG_GETARG_INT64(2) == (int64) timeline)
+		delta = IndexChangesSince(index, since, position, PG_GETARG_LSN(3));
 	values[0] = LSNGetDatum(Max(position, since));
 	values[1] = BoolGetDatum(delta == NULL);
 	values[2] = PointerGetDatum(delta);

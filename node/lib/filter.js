@@ -466,7 +466,7 @@ class Filter {
 
   /**
    * Applies a delta of the bloomfilter index this filter is a copy of
-   * (`delta` of bloom_index_changes(index, since), to a copy loaded from
+   * (`delta` of bloom_index_changes(index, since, timeline, build), to a copy loaded from
    * bloom_index_snapshot and brought up to `since`): the filter then holds
    * what the index held at the delta's `upto`.  Whole or not at all: a
    * damaged delta throws InvalidFilterError, one of another filter

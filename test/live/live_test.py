@@ -380,14 +380,14 @@ def test_write_through(table):
 def test_apply_changes(table):
     """Filter.apply_changes by hand, as LiveFilter uses it."""
     conn = table.conn
-    lsn, data, timeline = conn.execute(
-        "SELECT lsn::text, filter::bytea, timeline FROM bloom_index_snapshot(%s)",
+    lsn, data, timeline, build = conn.execute(
+        "SELECT lsn::text, filter::bytea, timeline, build::text FROM bloom_index_snapshot(%s)",
         (INDEX,)).fetchone()
     copy = bloomfilter.Filter.from_bytes(bytes(data))
     keys = table.insert(100)
     upto, reload, delta = conn.execute(
-        "SELECT upto::text, reload, delta FROM bloom_index_changes(%s, %s::pg_lsn, %s)",
-        (INDEX, lsn, timeline)).fetchone()
+        "SELECT upto::text, reload, delta FROM bloom_index_changes(%s, %s::pg_lsn, %s, %s::pg_lsn)",
+        (INDEX, lsn, timeline, build)).fetchone()
     delta = bytes(delta)
     before = copy.to_bytes()
     damaged = bytearray(delta)

@@ -15,7 +15,7 @@ FROM sync_copies WHERE name = 'first';
 
 -- nothing new: an empty delta (its header only), upto not behind since
 SELECT c.reload, length(c.delta) AS delta_bytes, c.upto >= s.lsn AS upto_not_behind
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'first';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'first';
 
 -- 1,000 single-row inserts: 8 bytes a key and a header; applied, the copy
 -- is the index's snapshot byte for byte, and holds every key
@@ -27,18 +27,18 @@ BEGIN
 END $$;
 SELECT c.reload, length(c.delta) AS delta_bytes,
        bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline) c WHERE s.name = 'first';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'first';
 SELECT count(*) FILTER (WHERE NOT bloom_apply_changes(s.filter, c.delta) @> u.id) AS misses
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c, sync_users u WHERE s.name = 'first';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c, sync_users u WHERE s.name = 'first';
 -- a copy brought up to upto needs nothing more
 UPDATE sync_copies s SET (filter, lsn) =
-	(SELECT bloom_apply_changes(s.filter, c.delta), c.upto FROM bloom_index_changes('sync_guard', s.lsn) c)
+	(SELECT bloom_apply_changes(s.filter, c.delta), c.upto FROM bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c)
 WHERE s.name = 'first';
-SELECT length(c.delta) AS delta_bytes FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c
+SELECT length(c.delta) AS delta_bytes FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c
 WHERE s.name = 'first';
 -- keys the index already holds are not logged again (nor counted)
 INSERT INTO sync_users SELECT g FROM generate_series(1, 100) g;
-SELECT length(c.delta) AS delta_bytes FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c
+SELECT length(c.delta) AS delta_bytes FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c
 WHERE s.name = 'first';
 
 -- a rolled back insert leaves its key (a Bloom filter cannot forget), and
@@ -48,7 +48,7 @@ INSERT INTO sync_users VALUES (7000001);
 ROLLBACK;
 SELECT bloom_apply_changes(s.filter, c.delta) @> 7000001::bigint AS rolled_back_key_kept,
        bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'first';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'first';
 
 -- a growing index: the delta tells the copy of the segments added since
 CREATE TABLE sync_growing (id int);
@@ -58,7 +58,7 @@ INSERT INTO sync_growing SELECT generate_series(1, 20000);
 SELECT segments FROM bloom_index_info('sync_growing_guard');
 SELECT c.reload, bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_growing_guard') AS equals_snapshot,
        (bloom_info(bloom_apply_changes(s.filter, c.delta))).segments
-FROM sync_copies s, bloom_index_changes('sync_growing_guard', s.lsn) c WHERE s.name = 'growing';
+FROM sync_copies s, bloom_index_changes('sync_growing_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'growing';
 
 -- a fixed-size index (growth 0)
 CREATE TABLE sync_fixed (id int);
@@ -66,7 +66,7 @@ CREATE INDEX sync_fixed_guard ON sync_fixed USING bloomfilter (id) WITH (capacit
 INSERT INTO sync_copies SELECT 'fixed', * FROM bloom_index_snapshot('sync_fixed_guard');
 INSERT INTO sync_fixed SELECT generate_series(1, 500);
 SELECT bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_fixed_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_fixed_guard', s.lsn) c WHERE s.name = 'fixed';
+FROM sync_copies s, bloom_index_changes('sync_fixed_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'fixed';
 
 -- past the horizon: the log keeps at least changelog keys, then reload
 CREATE TABLE sync_small_log (id int);
@@ -74,51 +74,55 @@ CREATE INDEX sync_small_log_guard ON sync_small_log USING bloomfilter (id) WITH 
 INSERT INTO sync_copies SELECT 'small_log', * FROM bloom_index_snapshot('sync_small_log_guard');
 INSERT INTO sync_small_log SELECT generate_series(1, 1000);
 SELECT c.reload, bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_small_log_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn) c WHERE s.name = 'small_log';
+FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'small_log';
 INSERT INTO sync_small_log SELECT generate_series(1001, 5000);
 SELECT c.reload, c.delta IS NULL AS no_delta
-FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn) c WHERE s.name = 'small_log';
+FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'small_log';
 -- a recent copy still follows
 INSERT INTO sync_copies SELECT 'small_log_2', * FROM bloom_index_snapshot('sync_small_log_guard');
 INSERT INTO sync_small_log SELECT generate_series(5001, 5100);
 SELECT c.reload, bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_small_log_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn) c WHERE s.name = 'small_log_2';
+FROM sync_copies s, bloom_index_changes('sync_small_log_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'small_log_2';
 
 -- a copy of another build reloads: REINDEX, REINDEX CONCURRENTLY,
 -- TRUNCATE, VACUUM FULL
 INSERT INTO sync_copies SELECT 'before_rebuilds', * FROM bloom_index_snapshot('sync_guard');
 REINDEX INDEX sync_guard;
 SELECT c.reload, c.delta IS NULL AS no_delta
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before_rebuilds';
 UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 REINDEX INDEX CONCURRENTLY sync_guard;
-SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before_rebuilds';
 UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 VACUUM FULL sync_users;
-SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before_rebuilds';
 UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 TRUNCATE sync_users;
-SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before_rebuilds';
 -- and after the rebuild, copies follow again
 UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 INSERT INTO sync_users SELECT generate_series(1, 10);
 SELECT c.reload, bloom_apply_changes(s.filter, c.delta) = bloom_index_filter('sync_guard') AS equals_snapshot
-FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn) c WHERE s.name = 'before_rebuilds';
+FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'before_rebuilds';
 
 -- a copy of another build reloads even when it is younger than this build:
 -- REINDEX CONCURRENTLY builds the new index while copies of the old one are
--- still made, and the old copy's bits are not the new index's
+-- still made, and the old copy's bits are not the new index's.  The
+-- position alone cannot tell, so a copy that does not say its build (or
+-- its timeline) reloads.
 UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.timeline, n.build)
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 INSERT INTO sync_copies SELECT 'old_build', lsn, filter, timeline, build FROM sync_copies WHERE name = 'before_rebuilds';
 REINDEX INDEX CONCURRENTLY sync_guard;
-SELECT c.reload AS reload_by_position, b.reload AS reload_by_build, n.build <> s.build AS new_build
+SELECT c.reload AS reload_without_build, t.reload AS reload_without_timeline,
+       b.reload AS reload_by_build, n.build <> s.build AS new_build
 FROM sync_copies s, bloom_index_snapshot('sync_guard') n,
-	bloom_index_changes('sync_guard', n.lsn, n.timeline) c,
+	bloom_index_changes('sync_guard', n.lsn, n.timeline, NULL) c,
+	bloom_index_changes('sync_guard', n.lsn, NULL, s.build) t,
 	bloom_index_changes('sync_guard', n.lsn, n.timeline, s.build) b
 WHERE s.name = 'old_build';
 SELECT c.reload FROM bloom_index_snapshot('sync_guard') n,
@@ -127,24 +131,24 @@ UPDATE sync_copies s SET (lsn, filter, timeline, build) = (n.lsn, n.filter, n.ti
 FROM bloom_index_snapshot('sync_guard') n WHERE s.name = 'before_rebuilds';
 
 -- another timeline (a copy from before a failover) reloads; NULL since too
-SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline + 1) c
+SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.timeline + 1, s.build) c
 WHERE s.name = 'before_rebuilds';
-SELECT reload FROM bloom_index_changes('sync_guard', NULL);
-SELECT bloom_index_changes(NULL, '0/0') IS NULL AS null_index;
+SELECT reload FROM bloom_index_changes('sync_guard', NULL, NULL, NULL);
+SELECT bloom_index_changes(NULL, '0/0', 1, '0/0') IS NULL AS null_index;
 -- a position ahead of the server (a copy from a primary asked of a lagging
 -- standby) keeps the copy: upto is since
-SELECT upto = 'FFFFFFFF/0'::pg_lsn AS upto_is_since, reload, length(delta) AS delta_bytes
-FROM bloom_index_changes('sync_guard', 'FFFFFFFF/0');
+SELECT c.upto = 'FFFFFFFF/0'::pg_lsn AS upto_is_since, c.reload, length(c.delta) AS delta_bytes
+FROM bloom_index_snapshot('sync_guard') n, bloom_index_changes('sync_guard', 'FFFFFFFF/0', n.timeline, n.build) c;
 
 -- indexes without a log reload: changelog = 0, unlogged, temporary
 CREATE INDEX sync_no_log ON sync_users USING bloomfilter (id) WITH (changelog = 0);
-SELECT reload FROM bloom_index_changes('sync_no_log', (SELECT lsn FROM bloom_index_snapshot('sync_no_log')));
+SELECT c.reload FROM bloom_index_snapshot('sync_no_log') n, bloom_index_changes('sync_no_log', n.lsn, n.timeline, n.build) c;
 CREATE UNLOGGED TABLE sync_unlogged (id int);
 CREATE INDEX sync_unlogged_guard ON sync_unlogged USING bloomfilter (id);
-SELECT reload FROM bloom_index_changes('sync_unlogged_guard', (SELECT lsn FROM bloom_index_snapshot('sync_unlogged_guard')));
+SELECT c.reload FROM bloom_index_snapshot('sync_unlogged_guard') n, bloom_index_changes('sync_unlogged_guard', n.lsn, n.timeline, n.build) c;
 CREATE TEMP TABLE sync_temp (id int);
 CREATE INDEX sync_temp_guard ON sync_temp USING bloomfilter (id);
-SELECT reload FROM bloom_index_changes('sync_temp_guard', (SELECT lsn FROM bloom_index_snapshot('sync_temp_guard')));
+SELECT c.reload FROM bloom_index_snapshot('sync_temp_guard') n, bloom_index_changes('sync_temp_guard', n.lsn, n.timeline, n.build) c;
 -- the option's bounds
 CREATE INDEX sync_bad ON sync_users USING bloomfilter (id) WITH (changelog = -1);
 CREATE INDEX sync_bad ON sync_users USING bloomfilter (id) WITH (changelog = 100000000);
@@ -157,17 +161,17 @@ CREATE INDEX sync_parted_guard ON sync_parted USING bloomfilter (id) WITH (capac
 INSERT INTO sync_parted SELECT generate_series(0, 1999);
 SELECT filter = bloom_index_filter('sync_parted_guard') AS same_value, build IS NULL AS no_build
 FROM bloom_index_snapshot('sync_parted_guard');
-SELECT reload FROM bloom_index_changes('sync_parted_guard', (SELECT lsn FROM bloom_index_snapshot('sync_parted_guard')));
+SELECT c.reload FROM bloom_index_snapshot('sync_parted_guard') n, bloom_index_changes('sync_parted_guard', n.lsn, n.timeline, n.build) c;
 -- each partition's index follows on its own
 SELECT c.reload FROM bloom_index_snapshot('sync_parted_1_id_idx') s,
-	LATERAL bloom_index_changes('sync_parted_1_id_idx', s.lsn) c;
+	LATERAL bloom_index_changes('sync_parted_1_id_idx', s.lsn, s.timeline, s.build) c;
 
 -- deltas applied to what they do not fit
 \set VERBOSITY sqlstate
 SELECT bloom_apply_changes(bloom_empty(1000, 0.01), c.delta)
-FROM sync_copies s, bloom_index_changes('sync_growing_guard', s.lsn) c WHERE s.name = 'growing';
+FROM sync_copies s, bloom_index_changes('sync_growing_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'growing';
 SELECT bloom_apply_changes(g.filter, c.delta)
-FROM sync_copies s, sync_copies g, bloom_index_changes('sync_fixed_guard', s.lsn) c
+FROM sync_copies s, sync_copies g, bloom_index_changes('sync_fixed_guard', s.lsn, s.timeline, s.build) c
 WHERE s.name = 'fixed' AND g.name = 'growing';
 SELECT bloom_apply_changes(filter, '\x'::bytea) FROM sync_copies WHERE name = 'fixed';
 SELECT bloom_apply_changes(filter, '\x4244'::bytea) FROM sync_copies WHERE name = 'fixed';
@@ -182,7 +186,7 @@ DECLARE
 	applied int := 0;
 BEGIN
 	SELECT c.delta, s.filter INTO d, f
-	FROM sync_copies s, bloom_index_changes('sync_fixed_guard', s.lsn) c WHERE s.name = 'fixed';
+	FROM sync_copies s, bloom_index_changes('sync_fixed_guard', s.lsn, s.timeline, s.build) c WHERE s.name = 'fixed';
 	FOR i IN 0 .. length(d) - 1 LOOP
 		BEGIN
 			PERFORM bloom_apply_changes(f, set_byte(d, i, get_byte(d, i) # 1));
@@ -197,13 +201,13 @@ END $$;
 CREATE TABLE sync_growing_2 (id int);
 CREATE INDEX sync_growing_2_guard ON sync_growing_2 USING bloomfilter (id) WITH (capacity = 1000);
 SELECT bloom_apply_changes(bloom_index_filter('sync_growing_guard'), c.delta)
-FROM bloom_index_snapshot('sync_growing_2_guard') n, bloom_index_changes('sync_growing_2_guard', n.lsn) c;
+FROM bloom_index_snapshot('sync_growing_2_guard') n, bloom_index_changes('sync_growing_2_guard', n.lsn, n.timeline, n.build) c;
 
 -- who may: what the other index functions need
 CREATE ROLE sync_reader;
 SET ROLE sync_reader;
 SELECT lsn IS NOT NULL FROM bloom_index_snapshot('sync_guard');
-SELECT reload FROM bloom_index_changes('sync_guard', '0/0');
+SELECT reload FROM bloom_index_changes('sync_guard', '0/0', NULL, NULL);
 RESET ROLE;
 GRANT SELECT ON sync_users TO sync_reader;
 SET ROLE sync_reader;
@@ -213,7 +217,7 @@ ALTER TABLE sync_users ENABLE ROW LEVEL SECURITY;
 CREATE POLICY sync_some ON sync_users FOR SELECT USING (id < 5);
 SET ROLE sync_reader;
 SELECT lsn FROM bloom_index_snapshot('sync_guard');
-SELECT reload FROM bloom_index_changes('sync_guard', '0/0');
+SELECT reload FROM bloom_index_changes('sync_guard', '0/0', NULL, NULL);
 RESET ROLE;
 REVOKE ALL ON sync_users FROM sync_reader;
 DROP ROLE sync_reader;
