@@ -44,7 +44,7 @@ REGRESS_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8
 
 # Interleavings of concurrent sessions (test/specs/, pg_isolation_regress,
 # expected outputs in test/expected).
-ISOLATION = bloomindex_copy bloomindex_states bloomscan_recheck bloomindex_build_alter
+ISOLATION = bloomindex_copy bloomindex_states bloomscan_recheck keyshape_alter
 ISOLATION_OPTS = --inputdir=$(srcdir)/test --encoding=UTF8 --load-extension=bloomfilter
 
 # The multi-second cases (test/sql/large.sql) run only when asked for, with

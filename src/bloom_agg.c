@@ -74,6 +74,7 @@
 #include "libpq/pqformat.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
+#include "utils/builtins.h"
 #include "utils/memutils.h"
 
 #include "bloomvalue.h"
@@ -661,6 +662,27 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 	return state;
 }
 
+/*
+ * The aggregated composite's type was altered while the aggregate ran:
+ * ALTER TYPE does not wait for the statements that read the type, and a
+ * scan takes its invalidation in at the next relation lock (a TOAST
+ * fetch).  Rows hashed before and after would share the filter's one key
+ * tag, and a probe under either definition would miss the others' keys:
+ * refused, unless the shape, and so the tag, is what it was.
+ */
+static pg_noinline void
+CheckKeyShapeKept(FunctionCallInfo fcinfo, BloomAggState *state)
+{
+	state->key = ColumnKeyType(fcinfo);
+	if (state->key->identity.tag != state->identity.tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("the type of bloom_agg's values, %s, was altered while the aggregate ran",
+						format_type_be(state->key->typid)),
+				 errdetail("Its values hash differently under the new definition."),
+				 errhint("Run the aggregate again.")));
+}
+
 /* The parameters of the state's form: capacity, rate and growth as given. */
 static inline bool
 SameForm(const BloomAggState *state, int64 capacity, double fpr, int32 growth)
@@ -699,6 +721,8 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 				 : errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
 	hash = KeyHashInline(state->key, PG_GETARG_DATUM(1), 0);
+	if (unlikely(!KeyTypeIsCurrent(state->key)))
+		CheckKeyShapeKept(fcinfo, state);
 	AppendHash(fcinfo, state, growth != 0 ? ChainOrderKey(hash) : hash);
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);

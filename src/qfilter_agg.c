@@ -180,6 +180,7 @@ AddValue(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	QfAggState *state = PG_ARGISNULL(0) ? NewState(fcinfo, aggcontext, capacity, fpr)
 		: (QfAggState *) PG_GETARG_POINTER(0);
 	KeyType    *key;
+	uint64		hash;
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(state);
@@ -189,7 +190,17 @@ AddValue(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	key = KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1);
 	QFilterCheckKey(&state->params, key);
 	QFilterKeyIntoHeader(&state->params, key);
-	AppendItem(fcinfo, state, KeyHashInline(key, PG_GETARG_DATUM(1), state->params.seed));
+	hash = KeyHashInline(key, PG_GETARG_DATUM(1), state->params.seed);
+
+	/*
+	 * A composite's type altered while the aggregate ran, taken in while
+	 * this value was hashed: refused as the next row would be, since the
+	 * hash may be under the new definition (bloom_agg's CheckKeyShapeKept).
+	 */
+	if (!KeyTypeIsCurrent(key))
+		QFilterCheckKey(&state->params,
+						KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1));
+	AppendItem(fcinfo, state, hash);
 	PG_RETURN_POINTER(state);
 }
 
