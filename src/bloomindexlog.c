@@ -20,6 +20,7 @@
 
 #include "access/generic_xlog.h"
 #include "access/xlog.h"
+#include "access/xlog_internal.h"
 #include "access/xlogrecovery.h"
 #include "miscadmin.h"
 #include "storage/bufmgr.h"
@@ -160,17 +161,43 @@ LogAppend(Page page, uint32 segment, uint64 hash, Size *entry_offset)
 }
 
 /*
+ * Where the records before an insert position end: the position itself,
+ * or, where it lies just past the header of a page no record has reached
+ * yet, the page's start, since the header is not written until a record
+ * is, and XLogFlush refuses a position past the WAL written.
+ */
+static XLogRecPtr
+RecordsEndBy(XLogRecPtr position)
+{
+	if (XLogSegmentOffset(position, wal_segment_size) == SizeOfXLogLongPHD)
+		return position - SizeOfXLogLongPHD;
+	if (position % XLOG_BLCKSZ == SizeOfXLogShortPHD)
+		return position - SizeOfXLogShortPHD;
+	return position;
+}
+
+/*
  * The position a copy made now is consistent with: every WAL record that
  * began before it has changed its pages already (an insert changes its
  * pages, under their locks, before it reserves its record's place), and
- * on a standby, every record replayed.
+ * on a standby, every record replayed.  On a primary, the WAL up to it is
+ * flushed before a client learns it: a crash loses the WAL not on disk,
+ * and recovery, which keeps the timeline, would then give new records
+ * positions the client was already told its copy had, so that no delta
+ * from there would carry their keys.  It costs a flush only where WAL is
+ * waiting for one (a transaction's that has not committed, or an
+ * asynchronous commit's).  A standby replays only WAL it has on disk.
  */
 XLogRecPtr
 CurrentPosition(void)
 {
+	XLogRecPtr	position;
+
 	if (RecoveryInProgress())
 		return GetXLogReplayRecPtr(NULL);
-	return GetXLogInsertRecPtr();
+	position = GetXLogInsertRecPtr();
+	XLogFlush(RecordsEndBy(position));
+	return position;
 }
 
 /* The build a copy of the index is of: its end's position; invalid if no log. */
