@@ -668,7 +668,8 @@ FirstAggState(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
  * scan takes its invalidation in at the next relation lock (a TOAST
  * fetch).  Rows hashed before and after would share the filter's one key
  * tag, and a probe under either definition would miss the others' keys:
- * refused, unless the shape, and so the tag, is what it was.
+ * refused, unless the shape, and so the tag, is what it was.  (KeyHash
+ * refuses a change taken in while a value is hashed.)
  */
 static pg_noinline void
 CheckKeyShapeKept(FunctionCallInfo fcinfo, BloomAggState *state)
@@ -720,9 +721,9 @@ AggAdd(FunctionCallInfo fcinfo, int64 capacity, double fpr, int32 growth)
 				 ? errmsg("bloom_agg capacity, false-positive rate and growth must be the same for every row")
 				 : errmsg("bloom_agg capacity and false-positive rate must be the same for every row")));
 
-	hash = KeyHashInline(state->key, PG_GETARG_DATUM(1), 0);
 	if (unlikely(!KeyTypeIsCurrent(state->key)))
 		CheckKeyShapeKept(fcinfo, state);
+	hash = KeyHashInline(state->key, PG_GETARG_DATUM(1), 0);
 	AppendHash(fcinfo, state, growth != 0 ? ChainOrderKey(hash) : hash);
 	state->rows = bf_count_add(state->rows, 1);
 	PG_RETURN_POINTER(state);

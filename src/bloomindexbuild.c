@@ -37,8 +37,8 @@ AddPending(BuildState *state)
  * ALTER TYPE takes no lock on the tables that use the type, so it can
  * commit while the build runs, and keys hashed under two shapes under the
  * build's one tag would be missed by probes (see KeepShapesApart in
- * bloomindexinsert.c).  Called after each hash: a change taken in before
- * or while hashing shows here.
+ * bloomindexinsert.c).  Called before a hash where a change may have been
+ * taken in since the last; KeyHash refuses one taken in while hashing.
  */
 static void
 CheckShapeKept(Relation index, KeyType *key)
@@ -63,10 +63,10 @@ BuildCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 
 	if (isnull[0])
 		return;
-	state->pending[state->npending++] =
-		KeyHash(state->key, values[0], state->header.seed, state->header.version);
 	if (!KeyTypeIsCurrent(state->key))
 		CheckShapeKept(index, state->key);
+	state->pending[state->npending++] =
+		KeyHash(state->key, values[0], state->header.seed, state->header.version);
 	if (state->npending == lengthof(state->pending))
 		AddPending(state);
 	state->added++;

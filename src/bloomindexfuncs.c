@@ -449,6 +449,12 @@ VerifyCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 	if (isnull[0] || !tupleIsAlive)
 		return;
 	state->checked++;
+	/* an ALTER TYPE taken in during the scan: the rows after it are refused */
+	if (!KeyTypeIsCurrent(state->key))
+	{
+		KeyTypeFollowShape(state->key);
+		CheckKeyTypeUnchanged(RelationGetRelid(index), &state->header, state->key);
+	}
 	if (!bf_filter_test(state->value, &state->header,
 						KeyHash(state->key, values[0], state->header.seed, state->header.version)))
 		state->missing++;

@@ -375,13 +375,10 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 	 */
 	cache = GetInsertCache(index);
 	index->rd_amcache = NULL;
-	do
-	{
-		/* the tag of the shape the key is hashed under, however recent */
-		KeyTypeFollowShape(&cache->key);
-		hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
-					   cache->layout.header.version);
-	} while (!KeyTypeIsCurrent(&cache->key));
+	/* the tag of the shape the key is hashed under (KeyHash keeps to it) */
+	KeyTypeFollowShape(&cache->key);
+	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
+				   cache->layout.header.version);
 	index->rd_amcache = cache;
 	if (cache->key.has_shape)
 		KeepShapesApart(index, cache);

@@ -782,6 +782,26 @@ HashVarlena(Datum value, uint64 seed, bool is_string, uint8 version)
  * The one hashing routine: a SQL value's canonical bytes, hashed, by the
  * rules of the filter's format version.
  */
+/*
+ * A composite's hash function reads the type's current definition, and
+ * can take an ALTER TYPE's invalidation in itself (detoasting the value
+ * takes a lock, which reads the invalidations): the value may then have
+ * been hashed under a definition other than the one the key type was set
+ * up for, and its tag, which the filter records or is checked against,
+ * would be wrong.  Refused; a later call sets the key type up anew.
+ */
+static pg_noinline void
+CheckShapeKeptWhileHashing(const KeyType *key)
+{
+	if (KeyTagOf(key->basetype) != key->identity.tag)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("type %s was altered while its values were being hashed",
+						format_type_be(key->typid)),
+				 errdetail("Its values hash differently under the new definition."),
+				 errhint("Run the statement again.")));
+}
+
 uint64
 KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 {
@@ -827,6 +847,8 @@ KeyHash(const KeyType *key, Datum value, uint64 seed, uint8 version)
 												  key->collation, value,
 												  Int64GetDatum(0));
 
+				if (unlikely(key->has_shape) && !KeyTypeIsCurrent(key))
+					CheckShapeKeptWhileHashing(key);
 				return HashInt64(DatumGetInt64(h), seed);
 			}
 	}

@@ -191,15 +191,6 @@ AddValue(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 	QFilterCheckKey(&state->params, key);
 	QFilterKeyIntoHeader(&state->params, key);
 	hash = KeyHashInline(key, PG_GETARG_DATUM(1), state->params.seed);
-
-	/*
-	 * A composite's type altered while the aggregate ran, taken in while
-	 * this value was hashed: refused as the next row would be, since the
-	 * hash may be under the new definition (bloom_agg's CheckKeyShapeKept).
-	 */
-	if (!KeyTypeIsCurrent(key))
-		QFilterCheckKey(&state->params,
-						KeyTypeForArg((KeyType *) fcinfo->flinfo->fn_extra, fcinfo, 1));
 	AppendItem(fcinfo, state, hash);
 	PG_RETURN_POINTER(state);
 }
