@@ -45,12 +45,15 @@
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "catalog/pg_language.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_statistic.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/supportnodes.h"
 #include "optimizer/cost.h"
 #include "optimizer/optimizer.h"
 #include "utils/lsyscache.h"
+#include "utils/syscache.h"
 #include "utils/selfuncs.h"
 
 #include "bloomvalue.h"
@@ -199,19 +202,54 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 	return selectivity;
 }
 
-/* The probe functions, by name: their filter's argument and type. */
+/* The probe functions' C entry points (bloomfilter.c, qfilter_sql.c). */
+extern PGDLLEXPORT Datum bloom_contains(PG_FUNCTION_ARGS);
+extern PGDLLEXPORT Datum bloom_contained_by(PG_FUNCTION_ARGS);
+extern PGDLLEXPORT Datum qfilter_contains(PG_FUNCTION_ARGS);
+extern PGDLLEXPORT Datum qfilter_contained_by(PG_FUNCTION_ARGS);
+
+/*
+ * The probe functions, by name and by the code they run: their filter's
+ * argument and type.
+ */
 static const struct
 {
 	const char *name;
+	PGFunction	code;
 	int			filter_arg;
 	const char *filter_type;
 }			probe_functions[] =
 {
-	{"bloom_contains", 0, "bloom"},
-	{"bloom_contained_by", 1, "bloom"},
-	{"qfilter_contains", 0, "qfilter"},
-	{"qfilter_contained_by", 1, "qfilter"},
+	{"bloom_contains", bloom_contains, 0, "bloom"},
+	{"bloom_contained_by", bloom_contained_by, 1, "bloom"},
+	{"qfilter_contains", qfilter_contains, 0, "qfilter"},
+	{"qfilter_contained_by", qfilter_contained_by, 1, "qfilter"},
 };
+
+/*
+ * Whether funcid runs code, not just has a name: anyone with CREATE on a
+ * schema can make a function called bloom_contains, over a type called
+ * bloom, and a planner that took it for a probe would read its argument
+ * as a filter (a crash) and answer with this extension's probe instead of
+ * that function.  Only a superuser can make a C function, so one that
+ * runs this module's code is one of its own.
+ */
+static bool
+RunsCode(Oid funcid, PGFunction code)
+{
+	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
+	bool		in_c;
+	FmgrInfo	flinfo;
+
+	if (!HeapTupleIsValid(tuple))
+		return false;
+	in_c = ((Form_pg_proc) GETSTRUCT(tuple))->prolang == ClanguageId;
+	ReleaseSysCache(tuple);
+	if (!in_c)
+		return false;
+	fmgr_info(funcid, &flinfo);
+	return flinfo.fn_addr == code;
+}
 
 int
 ProbeFilterArgument(Oid funcid, const char **filter_type)
@@ -222,6 +260,8 @@ ProbeFilterArgument(Oid funcid, const char **filter_type)
 	{
 		if (strcmp(name, probe_functions[i].name) != 0)
 			continue;
+		if (!RunsCode(funcid, probe_functions[i].code))
+			return -1;
 		if (filter_type != NULL)
 			*filter_type = probe_functions[i].filter_type;
 		return probe_functions[i].filter_arg;

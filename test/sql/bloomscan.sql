@@ -580,6 +580,19 @@ DROP FUNCTION scan_not_leakproof(int);
 REVOKE SELECT ON scan_filters FROM scan_reader;
 DROP ROLE scan_reader;
 
+-- a function that only shares a probe's name, over a type that only shares
+-- the filter's, is the user's own: a plain scan runs it (taking its
+-- argument, an enum here, for a filter crashed the server)
+CREATE SCHEMA scan_decoys;
+CREATE TYPE scan_decoys.bloom AS ENUM ('x', 'y');
+CREATE FUNCTION scan_decoys.bloom_contains(scan_decoys.bloom, n int) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE AS $$ BEGIN RETURN n % 2 = 0; END $$;
+CREATE TABLE scan_numbers AS SELECT g AS n FROM generate_series(1, 100) g;
+EXPLAIN (COSTS OFF) SELECT count(*) FROM scan_numbers WHERE scan_decoys.bloom_contains('x', n);
+SELECT count(*) AS even FROM scan_numbers WHERE scan_decoys.bloom_contains('x', n);
+DROP TABLE scan_numbers;
+DROP SCHEMA scan_decoys CASCADE;
+
 DROP FUNCTION growing_probe();
 DROP FUNCTION cursor_walk(text, boolean);
 DROP FUNCTION scan_check(text, boolean);
