@@ -15,9 +15,13 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/index.h"
+#include "catalog/pg_index.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "nodes/makefuncs.h"
+#include "nodes/nodeFuncs.h"
+#include "optimizer/optimizer.h"
 #include "parser/parse_coerce.h"
 #include "pgstat.h"
 #include "storage/sinval.h"
@@ -26,6 +30,7 @@
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
+#include "utils/syscache.h"
 #include "utils/snapmgr.h"
 
 #include "bloomindex.h"
@@ -461,10 +466,55 @@ VerifyCallback(Relation index, ItemPointer tid, Datum *values, bool *isnull,
 }
 
 /*
+ * The index's stored expressions (Anum_pg_index_indexprs) or predicate
+ * (Anum_pg_index_indpred), prepared now, as the relcache prepares them:
+ * not the relcache's copy, whose SQL functions eval_const_expressions
+ * inlined by the names in their bodies, read under the search_path of
+ * whoever loaded the index first, so that another role could have put its
+ * own functions there for the table's owner to run.
+ */
+static List *
+StoredIndexClauses(Relation index, AttrNumber attnum)
+{
+	bool		isnull;
+	Datum		stored = SysCacheGetAttr(INDEXRELID, index->rd_indextuple, attnum, &isnull);
+	char	   *stored_text;
+	Node	   *clauses;
+
+	if (isnull)
+		return NIL;
+	stored_text = TextDatumGetCString(stored);
+	clauses = eval_const_expressions(NULL, (Node *) stringToNode(stored_text));
+	pfree(stored_text);
+	if (attnum == Anum_pg_index_indpred)
+		clauses = (Node *) make_ands_implicit(canonicalize_qual((Expr *) clauses, false));
+	fix_opfuncids(clauses);
+	return (List *) clauses;
+}
+
+/*
+ * Runs the owner's code as safely as PostgreSQL's maintenance commands
+ * do: search_path is pg_catalog and pg_temp only, as RestrictSearchPath
+ * sets it from PostgreSQL 17 on, and as the caller's would otherwise let
+ * the caller choose which functions the owner's expressions call.
+ */
+static void
+RestrictOwnersSearchPath(void)
+{
+#if PG_VERSION_NUM >= 170000
+	RestrictSearchPath();
+#else
+	(void) set_config_option("search_path", "pg_catalog, pg_temp", PGC_USERSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+#endif
+}
+
+/*
  * Checks one index against the rows snapshot sees, adding to *state's
  * counts.  The index's expressions and predicate are user code: they run
  * as the table's owner, in a security-restricted operation with its own
- * GUC nest level, as REINDEX and amcheck run them.
+ * GUC nest level and a fixed search_path, as REINDEX and amcheck run them,
+ * and prepared from the catalog under those settings.
  */
 static void
 VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
@@ -483,9 +533,7 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	SetUserIdAndSecContext(heap->rd_rel->relowner,
 						   save_sec_context | SECURITY_RESTRICTED_OPERATION);
 	save_nestlevel = NewGUCNestLevel();
-#if PG_VERSION_NUM >= 170000
-	RestrictSearchPath();
-#endif
+	RestrictOwnersSearchPath();
 
 	bloom = IndexSnapshot(index);
 	BloomReadHeader(bloom, &state->header);
@@ -494,6 +542,8 @@ VerifyLeaf(Oid leafoid, Snapshot snapshot, VerifyState *state)
 	CheckKeyTypeUnchanged(RelationGetRelid(index), &state->header, state->key);
 	/* an MVCC scan: the build scan must not expect every row not yet dead */
 	indexInfo = BuildIndexInfo(index);
+	indexInfo->ii_Expressions = StoredIndexClauses(index, Anum_pg_index_indexprs);
+	indexInfo->ii_Predicate = StoredIndexClauses(index, Anum_pg_index_indpred);
 	indexInfo->ii_Concurrent = true;
 	scan = table_beginscan_strat(heap, snapshot, 0, NULL, true, false);
 	table_index_build_scan(heap, index, indexInfo, true, false,

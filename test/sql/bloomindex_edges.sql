@@ -166,6 +166,38 @@ SELECT bloom_index_verify('be_owned_k') AS verified_as_owner;
 SELECT current_user = session_user AS caller_restored;
 DROP TABLE be_owned;
 DROP FUNCTION be_who(int);
+
+-- ... and under a search_path of pg_catalog and pg_temp only, with the
+-- expressions prepared anew under it: a caller with SELECT, whose own
+-- schema comes first in its search_path, must not get an unqualified call
+-- in the owner's SQL function (inlined into the expression or not) to run
+-- the caller's function as the owner
+SET ROLE be_owner;
+CREATE TABLE be_named (name text);
+INSERT INTO be_named VALUES ('Ann'), ('Bob');
+CREATE FUNCTION be_norm(t text) RETURNS text LANGUAGE sql IMMUTABLE AS 'SELECT lower(t)';
+CREATE INDEX be_named_norm ON be_named USING bloomfilter (be_norm(name));
+GRANT SELECT ON be_named TO be_reader;
+RESET ROLE;
+CREATE SCHEMA be_trap;
+GRANT USAGE, CREATE ON SCHEMA be_trap TO be_reader;
+GRANT USAGE ON SCHEMA be_trap TO PUBLIC;
+SET ROLE be_reader;
+CREATE FUNCTION be_trap.lower(t text) RETURNS text LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+	RAISE NOTICE 'the caller''s lower ran as %', current_user;
+	RETURN pg_catalog.lower(t);
+END
+$$;
+SET search_path = be_trap, public, pg_catalog;
+-- the planner loads (and caches) the index's expressions under this path
+EXPLAIN (COSTS OFF) SELECT * FROM be_named WHERE be_norm(name) = 'ann';
+SELECT bloom_index_verify('be_named_norm') AS verified;
+RESET search_path;
+RESET ROLE;
+DROP TABLE be_named;
+DROP FUNCTION be_norm(text);
+DROP SCHEMA be_trap CASCADE;
 REVOKE CREATE ON SCHEMA public FROM be_owner;
 
 -- a partitioned index: probes ask each partition's index, through ATTACH
