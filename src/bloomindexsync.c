@@ -132,6 +132,21 @@ IndexChangesSince(Relation index, XLogRecPtr since, XLogRecPtr upto, XLogRecPtr 
 	return DeltaOf(&layout.header, nsegments, hashes, segments, count);
 }
 
+/*
+ * Whether a copy claims a position this primary has not reached.  A
+ * standby may lag behind the primary a copy was made on, and then the copy
+ * waits for it; a primary's position never goes back while it runs, and a
+ * crash cannot take back a position it gave out (CurrentPosition), so one
+ * behind the copy was restored from a backup and started on the same
+ * timeline: the records it writes from here take positions the copy was
+ * told it had, and no delta would carry their keys.
+ */
+static bool
+AheadOfPrimary(XLogRecPtr since, XLogRecPtr position)
+{
+	return !RecoveryInProgress() && since > position;
+}
+
 PG_FUNCTION_INFO_V1(bloom_index_changes);
 /*
  * bloom_index_changes(index, since, since_timeline, since_build): upto,
@@ -140,8 +155,9 @@ PG_FUNCTION_INFO_V1(bloom_index_changes);
  * cannot be brought up to date from the index's change log: then the
  * caller takes a new snapshot.  Otherwise delta, applied to such a copy,
  * gives one holding every key whose inserting transaction committed
- * before upto.  A since ahead of the server (a copy made on a primary,
- * asked of a standby that lags) leaves the copy as it is: upto is since.
+ * before upto.  A since ahead of a standby (a copy made on a primary,
+ * asked of a standby that lags) leaves the copy as it is: upto is since;
+ * ahead of a primary, it reloads (AheadOfPrimary).
  */
 Datum
 bloom_index_changes(PG_FUNCTION_ARGS)
@@ -166,7 +182,7 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 		elog(ERROR, "bloom_index_changes must return a record");
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX &&
 		!PG_ARGISNULL(1) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3) &&
-		PG_GETARG_INT64(2) == (int64) timeline)
+		PG_GETARG_INT64(2) == (int64) timeline && !AheadOfPrimary(since, position))
 		delta = IndexChangesSince(index, since, position, PG_GETARG_LSN(3));
 	values[0] = LSNGetDatum(Max(position, since));
 	values[1] = BoolGetDatum(delta == NULL);

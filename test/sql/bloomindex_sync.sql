@@ -135,8 +135,9 @@ SELECT c.reload FROM sync_copies s, bloom_index_changes('sync_guard', s.lsn, s.t
 WHERE s.name = 'before_rebuilds';
 SELECT reload FROM bloom_index_changes('sync_guard', NULL, NULL, NULL);
 SELECT bloom_index_changes(NULL, '0/0', 1, '0/0') IS NULL AS null_index;
--- a position ahead of the server (a copy from a primary asked of a lagging
--- standby) keeps the copy: upto is since
+-- a position ahead of a primary (one restored from a backup, on the same
+-- timeline) reloads: the records it writes next take positions the copy
+-- was told it had (a standby that lags keeps the copy instead)
 SELECT c.upto = 'FFFFFFFF/0'::pg_lsn AS upto_is_since, c.reload, length(c.delta) AS delta_bytes
 FROM bloom_index_snapshot('sync_guard') n, bloom_index_changes('sync_guard', 'FFFFFFFF/0', n.timeline, n.build) c;
 
