@@ -750,10 +750,15 @@ sync_round(Follower *f, bool *reloaded, size_t *bytes)
  * Replaces path by the filter, atomically: a new file in the same
  * directory, flushed to disk, renamed over it, and the directory flushed,
  * so that a reader (or a crash) sees the old file or the new, never a part.
+ * The file's times are as_of, when the copy's data was current: readers
+ * bound its staleness by its modification time, and a round that took
+ * long (a slow link, a large snapshot) must not make it look younger.
  */
 static void
-replace_file(const char *path, const bfc_filter *filter, Form form, mode_t mode)
+replace_file(const char *path, const bfc_filter *filter, Form form, mode_t mode,
+			 const struct timespec *as_of)
 {
+	struct timespec times[2];
 	size_t		len = strlen(path);
 	char	   *temp = malloc(len + sizeof(".XXXXXX"));
 	char	   *dir_path = strdup(path);
@@ -772,7 +777,9 @@ replace_file(const char *path, const bfc_filter *filter, Form form, mode_t mode)
 	if (fchmod(fd, mode) != 0 || (out = fdopen(fd, "wb")) == NULL)
 		fail(EXIT_IO, temp, strerror(errno));
 	write_filter_to(out, temp, filter, form);
-	if (fsync(fileno(out)) != 0 || fclose(out) != 0)
+	times[0] = times[1] = *as_of;
+	if (fflush(out) != 0 || futimens(fileno(out), times) != 0 ||
+		fsync(fileno(out)) != 0 || fclose(out) != 0)
 		fail(EXIT_IO, temp, strerror(errno));
 	if (rename(temp, path) != 0)
 		fail(EXIT_IO, path, strerror(errno));
@@ -866,10 +873,13 @@ command_sync(char **args, int nargs, const char *interval_text, const char *coun
 	{
 		bool		reloaded;
 		size_t		bytes;
+		struct timespec started;
 
+		/* before the server takes the position: the file never looks younger than its data */
+		clock_gettime(CLOCK_REALTIME, &started);
 		if (sync_round(&f, &reloaded, &bytes))
 		{
-			replace_file(f.file, f.copy, f.form, 0666 & ~mask);
+			replace_file(f.file, f.copy, f.form, 0666 & ~mask, &started);
 			printf("synced %s %s %zu\n", f.lsn, reloaded ? "reload" : "delta", bytes);
 			if (fflush(stdout) != 0)
 				fail(EXIT_IO, "stdout", strerror(errno));

@@ -511,6 +511,26 @@ def test_cli(table):
     mode = os.stat(text_path).st_mode & 0o777
     check(mode == 0o666 & ~current_umask(), "CLI: FILE gets the usual mode (0666 less the umask)")
 
+    # a round that waits (here for a lock on the table) dates FILE by its
+    # start, when the copy was at least that recent, not by its end:
+    # readers bound their staleness by FILE's modification time
+    slow_path = os.path.join(args.work, "slow.bloom")
+    locker = psycopg.connect(DSN)
+    locker.execute("LOCK TABLE users IN ACCESS EXCLUSIVE MODE")
+    releaser = threading.Timer(1.5, locker.commit)
+    started = time.time()
+    releaser.start()
+    run = subprocess.run([CLI, "sync", DSN, INDEX, slow_path, "--count", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    ended = time.time()
+    releaser.join()
+    locker.close()
+    mtime = os.stat(slow_path).st_mtime if os.path.exists(slow_path) else 0
+    check(run.returncode == 0 and ended - started >= 1.4 and
+          started - 0.5 <= mtime <= started + 0.5,
+          "CLI: FILE's modification time is its round's start (%.2f s after the call), not "
+          "the end of a round that waited %.2f s for a lock" % (mtime - started, ended - started))
+
     # read the file over and over while it is replaced 20 times a second
     reads = [0, 0]
     stop = threading.Event()
