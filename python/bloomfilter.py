@@ -617,6 +617,12 @@ def _checked_lsn(value, function):
     return text
 
 
+def _lsn_number(text):
+    """A checked position ("16/B374D848") as a number, to compare."""
+    high, low = text.split("/")
+    return (int(high, 16) << 32) | int(low, 16)
+
+
 def _timeline_of(value):
     """A timeline as the server returned it (bigint, or NULL), checked: it
     goes back into the next query's text."""
@@ -668,7 +674,11 @@ class LiveFilter:
     Write-through: :meth:`add` a key your application has just committed,
     and this instance finds it at once, before the index's changes bring it
     (it is kept apart from the copy until a sync that started after the add
-    has completed, so a snapshot loaded meanwhile cannot lose it).
+    has completed, so a snapshot loaded meanwhile cannot lose it).  From a
+    standby, whose position may be behind the primary's commit, pass the
+    commit's position, ``add(key, lsn)``: the key is then kept until the
+    copy's position reaches it (a key added without one is kept as long as
+    the copy follows a standby).
 
     Thread-safe: probes, adds and syncs may come from any threads.  The
     first sync runs in the constructor (``initial_sync=False`` starts with
@@ -699,7 +709,8 @@ class LiveFilter:
         self._build = None                  # the build of the index the copy is of
         self._synced_at = None              # time.monotonic() when it started
         self._last_sync = None              # time.time() likewise
-        self._written = []                  # (time.monotonic(), key) of add()
+        self._written = []                  # (time.monotonic(), key, lsn) of add()
+        self._standby = False               # the last sync's server was in recovery
         self._side = None                   # a Filter of the written keys
         self._side_room = 0
         self.last_error = None
@@ -744,12 +755,13 @@ class LiveFilter:
         self._conn = None
 
     def _fetch_snapshot(self):
-        row = self._query("SELECT lsn::text, filter::bytea, timeline, build::text "
+        row = self._query("SELECT lsn::text, filter::bytea, timeline, build::text, "
+                          "pg_is_in_recovery() "
                           "FROM bloom_index_snapshot(%s)" % _sql_literal(self._index))
         data = bytes(row[1])
         build = None if row[3] is None else _checked_lsn(row[3], "bloom_index_snapshot")
         return (_checked_lsn(row[0], "bloom_index_snapshot"), Filter.from_bytes(data), len(data),
-                _timeline_of(row[2]), build)
+                _timeline_of(row[2]), build, bool(row[4]))
 
     def sync(self):
         """Brings the copy up to date: a snapshot when there is none or the
@@ -772,13 +784,14 @@ class LiveFilter:
                     # the copy's timeline and build: a failover or another
                     # build of the index (REINDEX CONCURRENTLY) says reload
                     row = self._query(
-                        "SELECT upto::text, reload, delta, timeline "
+                        "SELECT upto::text, reload, delta, timeline, pg_is_in_recovery() "
                         "FROM bloom_index_changes(%s, '%s', %s, %s::pg_lsn)"
                         % (_sql_literal(self._index), lsn,
                            "NULL" if timeline is None else "%d" % timeline,
                            "NULL" if build is None else "'%s'" % build))
                     upto = _checked_lsn(row[0], "bloom_index_changes")
                     reload, delta = bool(row[1]), row[2]
+                    standby = bool(row[4])
                     if not reload:
                         delta = bytes(delta)
                         fetched = len(delta)
@@ -796,7 +809,7 @@ class LiveFilter:
                                                  "loading a snapshot: %s", self._index, refused)
                                 reload = True
                 if reload:
-                    upto, copy, size, timeline, build = self._fetch_snapshot()
+                    upto, copy, size, timeline, build, standby = self._fetch_snapshot()
                     fetched += size
                     with self._lock:
                         self._filter = copy
@@ -811,6 +824,7 @@ class LiveFilter:
             with self._lock:
                 self._synced_at = started
                 self._last_sync = started_wall
+                self._standby = standby
                 self._forget_written(started)
                 result = SyncResult(self._lsn, reload, fetched)
             self.last_error = None
@@ -860,40 +874,56 @@ class LiveFilter:
         that they hash and compare as the copy's keys do), with room."""
         side = Filter.empty(self._filter.kind, room, 0.001)
         kept = []
-        for at, key in self._written:
+        for entry in self._written:
             try:
-                side.add(key)
+                side.add(entry[1])
             except (BloomFilterError, TypeError):
                 continue        # added before the first sync, of another kind: never there
-            kept.append((at, key))
+            kept.append(entry)
         self._written = kept
         self._side = side
         self._side_room = room
 
+    def _still_written(self, entry, started):
+        """Whether a written key may still be missing from the copy, after a
+        sync that started at started.  With the commit's position: until the
+        copy's reaches it.  Without: until a sync that started after the add
+        has completed, as the key committed before that sync began; but a
+        standby's position may be behind the primary's commit, so a copy
+        that follows one keeps such keys."""
+        at, _key, lsn = entry
+        if lsn is not None:
+            return _lsn_number(self._lsn) < lsn
+        return self._standby or at >= started
+
     def _forget_written(self, started):
-        """Drops the keys added before a sync that has now completed started:
-        that sync's changes or snapshot hold them (they were committed
-        before it began)."""
-        self._written = [(at, key) for at, key in self._written if at >= started]
+        """Drops the keys the copy now holds (_still_written)."""
+        self._written = [entry for entry in self._written
+                         if self._still_written(entry, started)]
         if self._written:
             self._rebuild_side(max(1024, 2 * len(self._written)))
         else:
             self._side = None
             self._side_room = 0
 
-    def add(self, key):
+    def add(self, key, lsn=None):
         """Write-through: a key this application has just committed to the
-        indexed table is found from now on, before a sync brings it.  Raises
-        :class:`KindError` for a key of another kind than the index's."""
+        indexed table is found from now on, before a sync brings it.
+        ``lsn``, the commit's WAL position as text (``SELECT
+        pg_current_wal_lsn()`` on the committing connection, after the
+        commit), keeps the key until the copy's position reaches it, which a
+        copy that follows a standby needs.  Raises :class:`KindError` for a
+        key of another kind than the index's."""
+        entry = (_time.monotonic(), key,
+                 None if lsn is None else _lsn_number(_checked_lsn(lsn, "add")))
         with self._lock:
-            now = _time.monotonic()
             if self._filter is None:
-                self._written.append((now, key))     # the guard is off until a sync
+                self._written.append(entry)     # the guard is off until a sync
                 return
             if self._side is None or len(self._written) >= self._side_room:
                 self._rebuild_side(max(1024, 4 * (len(self._written) + 1)))
             self._side.add(key)
-            self._written.append((now, key))
+            self._written.append(entry)
 
     # ---- probing ------------------------------------------------------------
 

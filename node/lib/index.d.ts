@@ -162,8 +162,12 @@ export class LiveFilter {
   lastError: Error | null;
   sync(): Promise<SyncResult>;
   close(): Promise<void>;
-  /** Write-through: a key this application has just committed. */
-  add(key: KeyValue): this;
+  /**
+   * Write-through: a key this application has just committed; `lsn`, the
+   * commit's WAL position ('16/B374D848'), keeps it until the copy reaches
+   * that position (needed when the copy follows a standby).
+   */
+  add(key: KeyValue, lsn?: string | null): this;
   contains(key: KeyValue): boolean;
   containsMany(keys: Iterable<KeyValue> | Float64Array | BigInt64Array): Uint8Array;
   containsMany<Out extends boolean[] | Uint8Array>(

@@ -17,8 +17,9 @@ const {
 } = require('./errors');
 
 const SNAPSHOT = 'SELECT lsn::text AS lsn, filter::bytea AS filter, timeline::text AS timeline, '
-  + 'build::text AS build FROM bloom_index_snapshot($1::regclass)';
-const CHANGES = 'SELECT upto::text AS upto, reload, delta, timeline::text AS timeline '
+  + 'build::text AS build, pg_is_in_recovery() AS standby FROM bloom_index_snapshot($1::regclass)';
+const CHANGES = 'SELECT upto::text AS upto, reload, delta, timeline::text AS timeline, '
+  + 'pg_is_in_recovery() AS standby '
   + 'FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint, $4::pg_lsn)';
 const LSN = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
 
@@ -35,6 +36,12 @@ function position(value, what) {
     throw new BloomFilterError(`${what} returned no position: ${JSON.stringify(value)}`);
   }
   return value;
+}
+
+/** A checked position ('16/B374D848') as a number, to compare. */
+function positionNumber(text) {
+  const [high, low] = text.split('/');
+  return (BigInt(`0x${high}`) << 32n) | BigInt(`0x${low}`);
 }
 
 /**
@@ -71,7 +78,11 @@ function position(value, what) {
  * Write-through: add() a key your application has just committed, and this
  * object finds it at once, before the index's changes bring it (it is kept
  * apart from the copy until a sync that started after the add has
- * completed, so that a snapshot loaded meanwhile cannot lose it).
+ * completed, so that a snapshot loaded meanwhile cannot lose it).  From a
+ * standby, whose position may be behind the primary's commit, pass the
+ * commit's position, add(key, lsn): the key is then kept until the copy's
+ * position reaches it (one added without is kept as long as the copy
+ * follows a standby).
  *
  * LiveFilter.open(...) makes one and waits for its first sync; `new
  * LiveFilter(...)` starts with the guard off (every answer true) until a
@@ -102,7 +113,8 @@ class LiveFilter {
     this._build = null;
     this._syncedAt = null; // performance.now() when the last successful sync started
     this._lastSync = null; // Date.now() likewise
-    this._written = []; // [performance.now(), key] of add()
+    this._written = []; // [performance.now(), key, lsn] of add()
+    this._standby = false; // the last sync's server was in recovery
     this._side = null; // a Filter of the written keys
     this._sideRoom = 0;
     this._queue = Promise.resolve(); // syncs, one at a time
@@ -156,6 +168,7 @@ class LiveFilter {
       bytes: data.length,
       timeline: row.timeline,
       build: row.build,
+      standby: row.standby === true,
     };
   }
 
@@ -178,11 +191,13 @@ class LiveFilter {
     const startedWall = Date.now();
     let reload = true;
     let fetched = 0;
+    let standby = false;
     try {
       if (this._filter !== null) {
         const row = await this._query(CHANGES, [this.index, this._lsn, this._timeline, this._build]);
         const upto = position(row.upto, 'bloom_index_changes');
         reload = row.reload === true;
+        standby = row.standby === true;
         if (!reload) {
           fetched = row.delta.length;
           try {
@@ -205,6 +220,7 @@ class LiveFilter {
         this._lsn = snapshot.lsn;
         this._timeline = snapshot.timeline;
         this._build = snapshot.build;
+        standby = snapshot.standby;
         if (old !== null) old.free();
       }
     } catch (error) {
@@ -213,6 +229,7 @@ class LiveFilter {
     }
     this._syncedAt = started;
     this._lastSync = startedWall;
+    this._standby = standby;
     this._forgetWritten(started);
     this.lastError = null;
     return { lsn: this._lsn, reload, bytes: fetched };
@@ -272,11 +289,21 @@ class LiveFilter {
     this._sideRoom = room;
   }
 
-  /** Drops the keys added before a sync that has now completed started:
-   * that sync's changes or snapshot hold them (they were committed before
-   * it began). */
+  /** Whether a written key may still be missing from the copy, after a
+   * sync that started at started.  With the commit's position: until the
+   * copy's reaches it.  Without: until a sync that started after the add
+   * has completed, as the key committed before that sync began; but a
+   * standby's position may be behind the primary's commit, so a copy that
+   * follows one keeps such keys. */
+  _stillWritten(entry, started) {
+    const [at, , lsn] = entry;
+    if (lsn !== null) return positionNumber(this._lsn) < lsn;
+    return this._standby || at >= started;
+  }
+
+  /** Drops the keys the copy now holds (_stillWritten). */
   _forgetWritten(started) {
-    this._written = this._written.filter((entry) => entry[0] >= started);
+    this._written = this._written.filter((entry) => this._stillWritten(entry, started));
     if (this._written.length > 0) {
       this._rebuildSide(Math.max(1024, 2 * this._written.length));
     } else if (this._side !== null) {
@@ -287,19 +314,23 @@ class LiveFilter {
   }
 
   /** Write-through: a key this application has just committed to the
-   * indexed table is found from now on, before a sync brings it.  Throws
-   * KindError for a key of another kind than the index's. */
-  add(key) {
-    const now = performance.now();
+   * indexed table is found from now on, before a sync brings it.  `lsn`,
+   * the commit's WAL position as text (SELECT pg_current_wal_lsn() on the
+   * committing connection, after the commit), keeps the key until the
+   * copy's position reaches it, which a copy that follows a standby needs.
+   * Throws KindError for a key of another kind than the index's. */
+  add(key, lsn) {
+    const entry = [performance.now(), key,
+      lsn === undefined || lsn === null ? null : positionNumber(position(lsn, 'add'))];
     if (this._filter === null) {
-      this._written.push([now, key]); // the guard is off until a sync
+      this._written.push(entry); // the guard is off until a sync
       return this;
     }
     if (this._side === null || this._written.length >= this._sideRoom) {
       this._rebuildSide(Math.max(1024, 4 * (this._written.length + 1)));
     }
     this._side.add(key);
-    this._written.push([now, key]);
+    this._written.push(entry);
     return this;
   }
 

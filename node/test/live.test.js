@@ -27,6 +27,7 @@ class FakeConnection {
     this.beforeSnapshot = null;
     this.ended = false;
     this.position = 1;
+    this.standby = false;
   }
 
   async query(text, values) {
@@ -36,6 +37,7 @@ class FakeConnection {
     if (text.includes('bloom_index_snapshot')) {
       const rows = [{
         lsn: `0/${(this.position++).toString(16)}`, filter: this.index.toBytes(), timeline: '1', build: '0/1',
+        standby: this.standby,
       }];
       if (this.beforeSnapshot) {
         const hook = this.beforeSnapshot;
@@ -48,6 +50,7 @@ class FakeConnection {
       return {
         rows: [{
           upto: `0/${(this.position++).toString(16)}`, reload: this.changes.reload, delta: this.changes.delta, timeline: '1',
+          standby: this.standby,
         }],
       };
     }
@@ -146,6 +149,26 @@ test('write-through: an added key is found until a sync that started after it co
   assert.deepEqual(Array.from(live.containsMany([1, 42, 43, 77], new Uint8Array(4))), [1, 0, 0, 1]);
   for (let i = 0; i < 3000; i++) live.add(100000 + i);
   assert.ok(live.containsMany(Array.from({ length: 3000 }, (_, i) => 100000 + i)).every(Boolean));
+  await live.close();
+});
+
+test('write-through: a commit position keeps a key until the copy reaches it; a standby keeps those without', async () => {
+  const conn = new FakeConnection(indexOf([1]));
+  conn.standby = true;
+  const live = await LiveFilter.open(conn, 'users_guard', { maxStaleness: 30 });
+  live.add(42);
+  live.add(43, 'FFFFFFFF/0');
+  live.add(44, live.lsn);
+  await live.sync();
+  await live.sync();
+  assert.deepEqual([live.contains(42), live.contains(43), live.contains(44)], [true, true, false],
+    'from a standby: without a position kept, ahead kept, passed let go');
+  conn.standby = false;
+  conn.changes = { reload: true, delta: null };
+  await live.sync();
+  assert.deepEqual([live.contains(42), live.contains(43)], [false, true],
+    'from a primary: without a position let go after a sync, ahead kept');
+  assert.throws(() => live.add(45, 'not a position'), bf.BloomFilterError);
   await live.close();
 });
 

@@ -377,6 +377,62 @@ def test_write_through(table):
     guard.close()
 
 
+class StandbyConnection(PausingConnection):
+    """A connection whose server says it is a standby (pg_is_in_recovery()
+    answers true): a standby's position may be behind the primary's
+    commits, which the written keys must outlast."""
+
+    def cursor(self):
+        return StandbyCursor(self, self.conn.cursor())
+
+
+class StandbyCursor(PausingCursor):
+    def execute(self, sql, *rest):
+        return super().execute(sql.replace("pg_is_in_recovery()", "true"), *rest)
+
+
+def absent_key(guard, start):
+    key = start
+    while guard.to_filter().contains(key):
+        key -= 1
+    return key
+
+
+def test_write_through_positions(table):
+    """Written keys stand in for commits the copy may not hold yet: keys
+    that were never committed show how long each is kept."""
+    guard = bloomfilter.LiveFilter(lambda: StandbyConnection(connect(), None),
+                                   INDEX, max_staleness=30)
+    unknown = absent_key(guard, -3000000)
+    guard.add(unknown)
+    far = absent_key(guard, unknown - 1)
+    guard.add(far, "FFFFFFFF/0")
+    near = absent_key(guard, far - 1)
+    guard.add(near, guard.lsn)
+    guard.sync()
+    guard.sync()
+    check(guard.contains(unknown) and guard.contains(far) and not guard.contains(near),
+          "write-through from a standby: a key added without its commit's position stays "
+          "after syncs, one with a position ahead stays, one the copy has passed goes")
+    guard.close()
+    guard = bloomfilter.LiveFilter(connect(), INDEX, max_staleness=30)
+    far = absent_key(guard, -4000000)
+    guard.add(far, "FFFFFFFF/0")
+    plain = absent_key(guard, far - 1)
+    guard.add(plain)
+    guard.sync()
+    check(guard.contains(far) and not guard.contains(plain),
+          "write-through from a primary: a key with a position ahead stays; one without goes "
+          "at the next sync, as its commit came before that sync began")
+    try:
+        guard.add(1, "not a position")
+        refused = False
+    except bloomfilter.BloomFilterError:
+        refused = True
+    check(refused, "write-through: a position that is not one is refused")
+    guard.close()
+
+
 def test_apply_changes(table):
     """Filter.apply_changes by hand, as LiveFilter uses it."""
     conn = table.conn
@@ -589,6 +645,7 @@ def main():
     test_reindex(table)
     test_apply_changes(table)
     test_write_through(table)
+    test_write_through_positions(table)
     test_staleness(table, cli_file)
     test_cli(table)
     return 1 if failures else 0
