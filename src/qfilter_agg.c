@@ -38,6 +38,8 @@
 typedef struct QfAggState
 {
 	QfHeader	params;			/* capacity, fpr, seed and the values' kind */
+	int64		asked_capacity; /* the arguments, as the first row gave */
+	double		asked_fpr;		/* them (0 capacity: self-sizing) */
 	bool		self_sizing;	/* capacity is the number of items */
 	bool		fingerprints;	/* items are fingerprints, not hashes */
 	uint64	   *items;			/* held in memory */
@@ -81,6 +83,8 @@ NewState(FunctionCallInfo fcinfo, MemoryContext aggcontext, int64 capacity, doub
 	QFilterSize(capacity > 0 ? capacity : 1, fpr, &params);
 	state = EmptyState(fcinfo, aggcontext, &params);
 	state->self_sizing = capacity <= 0;
+	state->asked_capacity = capacity;
+	state->asked_fpr = fpr;
 	return state;
 }
 
@@ -184,6 +188,11 @@ AddValue(FunctionCallInfo fcinfo, int64 capacity, double fpr)
 
 	if (PG_ARGISNULL(1))
 		PG_RETURN_POINTER(state);
+	/* the first row's would decide, and with them the order of the rows */
+	if (state->asked_capacity != capacity || state->asked_fpr != fpr)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("qfilter_agg capacity and false-positive rate must be the same for every row")));
 	if (fcinfo->flinfo->fn_extra == NULL)
 		fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
 														  sizeof(KeyType));

@@ -89,6 +89,12 @@ FROM agg, generate_series(1000000, 1099999) g;
 -- the aggregate equals adding every value in turn
 SELECT qfilter_add_all(qfilter_empty(60000), array_agg(id)) = (SELECT fixed FROM agg) AS agg_equals_adds
 FROM events;
+-- parameters that change from row to row are refused, as bloom_agg's are:
+-- the first row's would decide, and the filter depend on the rows' order
+\set VERBOSITY terse
+SELECT qfilter_agg(g, CASE WHEN g % 2 = 0 THEN 0.02 ELSE 0.01 END) FROM generate_series(1, 10) g;
+SELECT qfilter_agg(g, 10 + g % 2, 0.01) FROM generate_series(1, 10) g;
+\set VERBOSITY default
 -- no rows: NULL; only NULLs: an empty filter
 SELECT qfilter_agg(id) IS NULL AS no_rows FROM events WHERE false;
 -- over only NULLs every form is NULL, as bloom_agg and sum are, per group too
