@@ -196,8 +196,8 @@ typedef struct BloomScanState
 
 	/*
 	 * The batch (see KeepRow): the rows probed, their pages, pinned, and
-	 * their hashes; then the rows that may match, returned in row_slot.  A
-	 * batch of one row is returned in the scan slot it was read into.
+	 * their hashes; then the rows that may match, put back in the scan slot
+	 * one by one.  A batch of one row is returned where it was read.
 	 */
 	int			batch_size;		/* rows per batch, 1 until worth more */
 	bool		batched;		/* this batch keeps rows in rows[] */
@@ -211,7 +211,6 @@ typedef struct BloomScanState
 	bool		exhausted;		/* the table has no more rows */
 	Buffer		pinned[BLOOM_SCAN_BATCH];	/* pages of rows[], pinned */
 	int			npinned;
-	TupleTableSlot *row_slot;
 } BloomScanState;
 
 static Plan *PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
@@ -634,7 +633,6 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	state->filter_cxt = AllocSetContextCreate(estate->es_query_cxt, "bloom filter scan",
 											  ALLOCSET_DEFAULT_SIZES);
 	state->batch_size = 1;
-	state->row_slot = table_slot_create(rel, &estate->es_tupleTable);
 
 	/* Only heap rows can be kept without a copy (KeepRow). */
 	if (!TTS_IS_BUFFERTUPLE(node->ss.ss_ScanTupleSlot))
@@ -745,7 +743,7 @@ KeepRow(BloomScanState *state, int n)
 static void
 EmptyBatch(BloomScanState *state)
 {
-	ExecClearTuple(state->row_slot);
+	ExecClearTuple(state->css.ss.ss_ScanTupleSlot);
 	for (int i = 0; i < state->npinned; i++)
 		ReleaseBuffer(state->pinned[i]);
 	state->npinned = 0;
@@ -753,13 +751,19 @@ EmptyBatch(BloomScanState *state)
 	state->next = 0;
 }
 
-/* Survivor n, in the slot it was read into or in row_slot. */
+/*
+ * Survivor n, in the scan slot, where it was read or put back.  The scan
+ * slot must hold the row returned last, not one read ahead: WHERE CURRENT
+ * OF takes a cursor's row from there (execCurrentOf).
+ */
 static inline TupleTableSlot *
 ReturnRow(BloomScanState *state, int n)
 {
+	TupleTableSlot *slot = state->css.ss.ss_ScanTupleSlot;
+
 	if (!state->batched)
-		return state->css.ss.ss_ScanTupleSlot;
-	return ExecStoreBufferHeapTuple(&state->rows[n], state->row_slot, state->row_pages[n]);
+		return slot;
+	return ExecStoreBufferHeapTuple(&state->rows[n], slot, state->row_pages[n]);
 }
 
 /*

@@ -352,6 +352,42 @@ DECLARE forward_only NO SCROLL CURSOR FOR
 FETCH 3 FROM forward_only;
 FETCH BACKWARD 1 FROM forward_only;
 ROLLBACK;
+-- WHERE CURRENT OF acts on the row the cursor returned last, though the
+-- scan has read rows past it
+BEGIN;
+DECLARE forward_only NO SCROLL CURSOR FOR
+	SELECT id FROM scan_rows WHERE bloom_contains(:'users'::bloom, user_id);
+FETCH 3 FROM forward_only;
+UPDATE scan_rows SET tag = 'current' WHERE CURRENT OF forward_only RETURNING id;
+FETCH 2 FROM forward_only;
+DELETE FROM scan_rows WHERE CURRENT OF forward_only RETURNING id;
+MOVE FORWARD ALL IN forward_only;
+DELETE FROM scan_rows WHERE CURRENT OF forward_only;
+ROLLBACK;
+-- in PL/pgSQL, every row the cursor returns, across batches
+CREATE FUNCTION cursor_marks_current() RETURNS TABLE (marked bigint, wrong bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+	c NO SCROLL CURSOR FOR
+		SELECT id FROM scan_rows
+		WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id);
+BEGIN
+	FOR r IN c LOOP
+		UPDATE scan_rows SET tag = 'current' WHERE CURRENT OF c;
+	END LOOP;
+	RETURN QUERY SELECT count(*) FILTER (WHERE tag = 'current'),
+		count(*) FILTER (WHERE (tag = 'current') <> coalesce(
+			bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id), false))
+	FROM scan_rows;
+END
+$$;
+BEGIN;
+SELECT plan FROM scan_explain($$DECLARE c NO SCROLL CURSOR FOR
+	SELECT id FROM scan_rows
+	WHERE bloom_contains((SELECT f FROM scan_filters WHERE name = 'users'), user_id)$$) AS plan;
+SELECT * FROM cursor_marks_current();
+ROLLBACK;
+DROP FUNCTION cursor_marks_current();
 
 -- Prepared statements with a generic plan: the filter is a parameter.
 SET plan_cache_mode = force_generic_plan;
