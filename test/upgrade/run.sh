@@ -11,7 +11,9 @@
 #   3. ALTER EXTENSION bloomfilter UPDATE: the default version is reached,
 #      and the extension's members with their definitions (objects.sql)
 #      equal those of database "fresh", made with CREATE EXTENSION;
-#   4. the updated values and indexes give the same answers, and so does
+#   4. the update, run by a role that planted objects in the extension's
+#      schema, calls none of them (planted.sql);
+#   5. the updated values and indexes give the same answers, and so does
 #      the 1.0 dump restored into a new database (which installs the
 #      current version, as a restore into an upgraded server does), and a
 #      dump of the updated database restored likewise.
@@ -71,6 +73,25 @@ same_lines() {
 	return 1
 }
 
+# update_with_planted_objects: a role with no right but CREATE on a
+# database installs the trusted extension at $OLDEST in a schema of its own,
+# puts there an operator = and an unnest that fit the update script's
+# arguments better than pg_catalog's, and updates.  The update runs as the
+# bootstrap superuser: were the script to call them, they would record
+# it.  The update must succeed and call neither.
+update_with_planted_objects() {
+	local fired
+	sql postgres -c "CREATE ROLE planter" -c "CREATE DATABASE planted" \
+		-c "GRANT CREATE ON DATABASE planted TO planter" >/dev/null &&
+		sql planted -c "SET ROLE planter" -c "CREATE SCHEMA planter" \
+			-c "CREATE EXTENSION bloomfilter VERSION '$OLDEST' SCHEMA planter" \
+			-f "$HERE/planted.sql" -c "ALTER EXTENSION bloomfilter UPDATE" >/dev/null &&
+		fired=$(sql planted -c "SELECT string_agg(DISTINCT what || ' as ' || who, ', ') FROM planter.fired") || return 1
+	[ -z "$fired" ] && return 0
+	echo "# the update ran: $fired"
+	return 1
+}
+
 main() {
 	cleanup_on_exit
 	ensure_postgresql || { not_ok "the PostgreSQL server is installed"; finish; }
@@ -101,6 +122,9 @@ main() {
 	sql upgraded -f "$HERE/answers.sql" >"$WORK/answers.updated" 2>&1
 	check "the values and indexes made at $OLDEST answer the same after the update" \
 		same_lines "answers" "$WORK/answers.before" "$WORK/answers.updated"
+
+	check "the update runs nothing a role planted in the extension's schema" \
+		update_with_planted_objects
 
 	sql postgres -c "CREATE DATABASE restored_oldest" -c "CREATE DATABASE restored_updated" >/dev/null
 	check "the $OLDEST dump restores into a database that installs $current" \
