@@ -739,11 +739,15 @@ KeepRow(BloomScanState *state, int n)
 	}
 }
 
-/* Lets go of the batch's rows and their pages. */
+/*
+ * Lets go of the batch's rows and their pages.  The scan slot keeps its
+ * row, and its own pin on the row's page: the next row read replaces both,
+ * and clearing the slot first would unpin and pin again the page most rows
+ * share, per row where the scan reads one row at a time.
+ */
 static void
 EmptyBatch(BloomScanState *state)
 {
-	ExecClearTuple(state->css.ss.ss_ScanTupleSlot);
 	for (int i = 0; i < state->npinned; i++)
 		ReleaseBuffer(state->pinned[i]);
 	state->npinned = 0;
@@ -916,6 +920,7 @@ EndBloomScan(CustomScanState *node)
 {
 	BloomScanState *state = (BloomScanState *) node;
 
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
 	EmptyBatch(state);
 	if (node->ss.ss_currentScanDesc != NULL)
 		table_endscan(node->ss.ss_currentScanDesc);
@@ -927,6 +932,7 @@ ReScanBloomScan(CustomScanState *node)
 {
 	BloomScanState *state = (BloomScanState *) node;
 
+	ExecClearTuple(node->ss.ss_ScanTupleSlot);
 	EmptyBatch(state);
 	state->exhausted = false;
 	if (node->ss.ss_currentScanDesc != NULL)
