@@ -405,7 +405,12 @@ qfilter_agg_combine(PG_FUNCTION_ARGS)
 	QfAggState *b = PG_ARGISNULL(1) ? NULL : (QfAggState *) PG_GETARG_POINTER(1);
 
 	if (b == NULL)
+	{
+		/* both partial states saw only NULLs: a NULL state is no pointer */
+		if (a == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(a);
+	}
 	if (a == NULL)
 	{
 		a = EmptyState(fcinfo, aggcontext, &b->params);
@@ -512,7 +517,12 @@ qfilter_union_agg_add(PG_FUNCTION_ARGS)
 	uint64		fingerprint;
 
 	if (PG_ARGISNULL(1))
+	{
+		/* no filter yet: the state stays NULL, which final turns into NULL */
+		if (state == NULL)
+			PG_RETURN_NULL();
 		PG_RETURN_POINTER(state);
+	}
 	filter = PG_GETARG_QFILTER_P(1);
 	QFilterReadHeader(filter, &header);
 	if (state == NULL)
