@@ -155,9 +155,12 @@ PG_FUNCTION_INFO_V1(bloom_index_changes);
  * cannot be brought up to date from the index's change log: then the
  * caller takes a new snapshot.  Otherwise delta, applied to such a copy,
  * gives one holding every key whose inserting transaction committed
- * before upto.  A since ahead of a standby (a copy made on a primary,
- * asked of a standby that lags) leaves the copy as it is: upto is since;
- * ahead of a primary, it reloads (AheadOfPrimary).
+ * before upto.  upto is never beyond the server's own position: a
+ * position it gives out is one it has reached.  A since ahead of a standby
+ * (a copy made on a primary, asked of a standby that lags) gets an empty
+ * delta and the standby's position: the copy holds all the standby has
+ * replayed and more, so it is kept, and that is all upto says; ahead of a
+ * primary, it reloads (AheadOfPrimary).
  */
 Datum
 bloom_index_changes(PG_FUNCTION_ARGS)
@@ -184,7 +187,7 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 		!PG_ARGISNULL(1) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3) &&
 		PG_GETARG_INT64(2) == (int64) timeline && !AheadOfPrimary(since, position))
 		delta = IndexChangesSince(index, since, position, PG_GETARG_LSN(3));
-	values[0] = LSNGetDatum(Max(position, since));
+	values[0] = LSNGetDatum(position);
 	values[1] = BoolGetDatum(delta == NULL);
 	values[2] = PointerGetDatum(delta);
 	nulls[2] = delta == NULL;

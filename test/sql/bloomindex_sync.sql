@@ -137,9 +137,14 @@ SELECT reload FROM bloom_index_changes('sync_guard', NULL, NULL, NULL);
 SELECT bloom_index_changes(NULL, '0/0', 1, '0/0') IS NULL AS null_index;
 -- a position ahead of a primary (one restored from a backup, on the same
 -- timeline) reloads: the records it writes next take positions the copy
--- was told it had (a standby that lags keeps the copy instead)
-SELECT c.upto = 'FFFFFFFF/0'::pg_lsn AS upto_is_since, c.reload, length(c.delta) AS delta_bytes
+-- was told it had (a standby that lags keeps the copy instead); upto is
+-- the primary's own position, never the copy's
+SELECT c.upto <= pg_current_wal_insert_lsn() AS upto_not_ahead,
+       c.upto >= n.lsn AS upto_is_the_servers, c.reload, length(c.delta) AS delta_bytes
 FROM bloom_index_snapshot('sync_guard') n, bloom_index_changes('sync_guard', 'FFFFFFFF/0', n.timeline, n.build) c;
+SELECT c.upto <= pg_current_wal_insert_lsn() AS upto_not_ahead, c.reload
+FROM bloom_index_snapshot('sync_guard') n,
+     bloom_index_changes('sync_guard', 'FFFFFFFF/FFFFFFFF', n.timeline, n.build) c;
 
 -- indexes without a log reload: changelog = 0, unlogged, temporary
 CREATE INDEX sync_no_log ON sync_users USING bloomfilter (id) WITH (changelog = 0);

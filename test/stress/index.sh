@@ -153,7 +153,7 @@ caught_up() {
 }
 
 index_standby() {
-	local primary=$1 standby=index-standby out=$WORK/index-standby-pgbench.txt rows missing
+	local primary=$1 standby=index-standby out=$WORK/index-standby-pgbench.txt rows missing ahead
 	check "index: streaming standby set up with pg_basebackup on port $STANDBY_PORT" \
 		start_standby "$primary" "$standby" || return
 	bench "$primary" -c $INDEX_CLIENTS -j 2 -T 3 -f "$STRESS_DIR/index_write.pgbench" >"$out" 2>&1
@@ -167,6 +167,13 @@ index_standby() {
 		int_eq "$missing" 0
 	check "index: bloom_index_verify on the standby checks every row ($(verify_index "$standby") of $rows)" \
 		int_eq "$(verify_index "$standby")" "$rows"
+	# a copy made on a primary that is ahead of the standby it asks: kept
+	# (an empty delta), and told the standby's position, never its own
+	ahead=$(db "$standby" "SELECT c.upto <= pg_last_wal_replay_lsn(), c.reload, length(c.delta) > 0
+		FROM bloom_index_snapshot('guarded_k') n,
+		     bloom_index_changes('guarded_k', 'FFFFFFFF/0', n.timeline, n.build) c")
+	check "index: on the standby, a position ahead keeps the copy, upto the replay position (upto not ahead|reload|delta: $ahead)" \
+		test "$ahead" = "t|f|t"
 	cluster_drop "$WORK/$standby"
 }
 
