@@ -113,6 +113,13 @@ CheckIndexIsComplete(Relation index)
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("cannot read temporary indexes of other sessions")));
+	if (index->rd_rel->relkind == RELKIND_PARTITIONED_INDEX && !form->indisvalid)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("bloomfilter index \"%s\" is not valid", RelationGetRelationName(index)),
+				 errdetail("It is a partitioned index, and a partition of its table has no valid index attached to it: that partition's keys are in no filter."),
+				 errhint("Create the missing partitions' indexes and attach them with ALTER INDEX %s ATTACH PARTITION.",
+						 RelationGetRelationName(index))));
 	if (!form->indisvalid || !form->indisready || !form->indislive)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -161,6 +168,25 @@ OpenCheckedIndex(Oid indexoid)
 }
 
 /*
+ * An OID of no index: of no relation at all (a regclass given as a number
+ * that names nothing, or a relation dropped since), in PostgreSQL's own
+ * words for that, or of a relation of another kind.
+ */
+static void
+ReportNotAnIndex(Oid relid)
+{
+	char	   *name = get_rel_name(relid);
+
+	if (name == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	ereport(ERROR,
+			(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+			 errmsg("\"%s\" is not an index", name)));
+}
+
+/*
  * Opens a bloomfilter index, or a partitioned one, for a caller who may
  * read it.  The table is locked first, as a query locks it, and both locks
  * stay to the end of the transaction: a DROP INDEX or REINDEX INDEX
@@ -174,10 +200,7 @@ OpenIndexForReading(Oid indexoid)
 	Relation	index;
 
 	if (!OidIsValid(heapoid))
-		ereport(ERROR,
-				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not an index",
-						get_rel_name(indexoid) ? get_rel_name(indexoid) : "?")));
+		ReportNotAnIndex(indexoid);
 	LockRelationOid(heapoid, AccessShareLock);
 	index = index_open(indexoid, AccessShareLock);
 	if (index->rd_index->indrelid != heapoid)

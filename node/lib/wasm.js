@@ -12,7 +12,7 @@
 
 const fs = require('fs');
 const path = require('path');
-const { errorOf } = require('./errors');
+const { errorOf, KeySyntaxError } = require('./errors');
 
 // The system interface wasi-libc links in (its stdio and locale code),
 // though the library prints nothing and reads no environment: an empty
@@ -133,6 +133,18 @@ function readCString(at) {
   return decoder.decode(bytes.subarray(at, end));
 }
 
+// A UTF-16 unit of a surrogate pair without its other half.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Refuses a string with a lone surrogate: it has no UTF-8, and encoding it
+ * as U+FFFD would hash a key the server can never hold (it refuses invalid
+ * UTF-8), answering for another string. */
+function checkWellFormed(text) {
+  const wellFormed = typeof text.isWellFormed === 'function'
+    ? text.isWellFormed() : !LONE_SURROGATE.test(text);
+  if (!wellFormed) throw new KeySyntaxError('a string with a lone UTF-16 surrogate has no UTF-8 form, so it is not a key');
+}
+
 /** Writes the UTF-8 of a string at `at`, which has room for 3 bytes per
  * UTF-16 unit; returns the bytes written. */
 function writeUtf8(text, at) {
@@ -148,6 +160,7 @@ function writeUtf8(text, at) {
     }
     if (i === n) return n;
   }
+  checkWellFormed(text);
   return encoder.encodeInto(text, bytes.subarray(at, at + 3 * n)).written;
 }
 

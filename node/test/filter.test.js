@@ -95,6 +95,7 @@ test('text, bytea, boolean, uuid, date and timestamp keys', () => {
   assert.deepEqual(bools(u.containsMany([id, bf.uuid('00000000-0000-0000-0000-000000000000')])), [true, false]);
   assert.throws(() => bf.uuid('a0eebc99'), bf.KeySyntaxError);
   assert.throws(() => bf.uuid(42), bf.KindError);
+  assert.throws(() => bf.uuid('\uD800a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), bf.KeySyntaxError);
 
   const d = Filter.empty('date', 100, 0.01);
   d.add(bf.date('2024-05-01')).add(bf.date('infinity'));
@@ -129,6 +130,19 @@ test('a key that is no key, or of another kind, throws KindError', () => {
   }
   assert.throws(() => f.add(1), /kind text, not number/);
   assert.throws(() => f.containsMany(['a', 1]), bf.KindError, 'a mixed batch goes key by key');
+});
+
+test('a string with a lone surrogate is no key, as invalid UTF-8 is none for the server', () => {
+  const f = Filter.empty('text', 100, 0.01);
+  f.add('\uFFFD').add('a\uD83D\uDE00b');
+  for (const key of ['\uD800', '\uDC00', 'x\uD83D', '\uDE00x', 'a'.repeat(40) + '\uD800']) {
+    assert.throws(() => f.contains(key), bf.KeySyntaxError, JSON.stringify(key));
+    assert.throws(() => f.add(key), bf.KeySyntaxError);
+    assert.throws(() => f.containsMany(['ok', key]), bf.KeySyntaxError);
+    assert.throws(() => f.containsStr(key), bf.KeySyntaxError);
+  }
+  assert.equal(f.contains('a\uD83D\uDE00b'), true, 'a pair is one character');
+  assert.equal(f.contains('\uFFFD'), true);
 });
 
 test('containsMany and addMany equal the single calls, for every batch type', () => {

@@ -196,6 +196,15 @@ CREATE INDEX ON bi_users USING bloomfilter (id) WITH (growth = 1);
 CREATE INDEX ON bi_users USING bloomfilter (id) WITH (growth = 17);
 SELECT bloom_index_contains('bi_id_guard', 'x'::text);
 SELECT bloom_index_contains('bi_users', 1);
+-- an OID that names no relation, in PostgreSQL's words for that
+\set VERBOSITY default
+SELECT bloom_index_contains(4294967295::oid::regclass, 1);
+SELECT bloom_index_filter(4294967295::oid::regclass);
+SELECT * FROM bloom_index_info(4294967295::oid::regclass);
+SELECT * FROM bloom_index_snapshot(4294967295::oid::regclass);
+SELECT * FROM bloom_index_changes(4294967295::oid::regclass, '0/0', 1, '0/0');
+SELECT bloom_index_verify(4294967295::oid::regclass);
+\set VERBOSITY sqlstate
 CREATE INDEX bi_btree ON bi_users (id);
 SELECT bloom_index_contains('bi_btree', 1);
 SELECT bloom_index_filter('bi_btree');

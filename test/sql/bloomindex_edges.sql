@@ -237,7 +237,9 @@ CREATE INDEX be_days_id ON ONLY be_days USING bloomfilter (id);
 CREATE INDEX be_days_1_id ON be_days_1 USING bloomfilter (id) WITH (capacity = 100);
 CREATE INDEX be_days_2_id ON be_days_2 USING bloomfilter (id) WITH (capacity = 5000);
 ALTER INDEX be_days_id ATTACH PARTITION be_days_1_id;
+\set VERBOSITY default
 SELECT bloom_index_contains('be_days_id', 2999) AS not_valid_yet;
+\set VERBOSITY terse
 ALTER INDEX be_days_id ATTACH PARTITION be_days_2_id;
 SELECT bloom_index_contains('be_days_id', 2999) AS probe_works;
 SELECT bloom_index_filter('be_days_id');
