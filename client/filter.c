@@ -421,7 +421,7 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 	filter->len = bf_value_bytes(header.nblocks);
 	filter->header = header;
 	filter->intended = kind;
-	bf_init(filter->value, &header);
+	bf_init(filter->value, &header, NULL);
 	return filter;
 }
 
@@ -725,7 +725,7 @@ bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *
 	}
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
-	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len);
+	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len, NULL);
 	if (chain)
 		pthread_mutex_unlock(&sizing_lock);
 	filter->len = new_len;

@@ -79,7 +79,7 @@ IndexSnapshot(Relation index)
 			if (bf_segment_plan(&header, i, &segment) != BF_OK)
 				elog(ERROR, "bloomfilter index segment %u has no plan", i);
 			segment.bits = len + BF_SEGMENT_HEADER_SIZE;
-			bf_chain_append(BloomData(bloom), &header, len, &segment);
+			bf_chain_append(BloomData(bloom), &header, len, &segment, &InterruptibleSlices);
 			taken = CopySegment(index, &layout.segments[i], BloomData(bloom) + segment.bits);
 			since_build = bf_count_add(since_build, taken);
 			segment.inserted = bf_count_add(layout.segments[i].built, taken);

@@ -242,6 +242,7 @@ bloom_apply_changes(PG_FUNCTION_ARGS)
 	SET_VARSIZE(result, VARHDRSZ + new_len);
 	memcpy(BloomData(result), BloomData(bloom), BloomDataLen(bloom));
 	bf_delta_apply(BloomData(result), BloomDataLen(bloom), new_len, &header,
-				   (const uint8 *) VARDATA_ANY(delta), VARSIZE_ANY_EXHDR(delta));
+				   (const uint8 *) VARDATA_ANY(delta), VARSIZE_ANY_EXHDR(delta),
+				   &InterruptibleSlices);
 	PG_RETURN_BLOOM_P(result);
 }

@@ -30,6 +30,14 @@
 #include "sizing.h"
 
 /* A new, empty filter with the given header, in the current context. */
+static void
+CheckInterruptsBetweenSlices(void *context)
+{
+	CHECK_FOR_INTERRUPTS();
+}
+
+const BfHooks InterruptibleSlices = {NULL, CheckInterruptsBetweenSlices, NULL};
+
 Bloom *
 BloomAlloc(const BfHeader *header)
 {
@@ -37,7 +45,7 @@ BloomAlloc(const BfHeader *header)
 	Bloom	   *bloom = (Bloom *) PallocLarge(VARHDRSZ + len);
 
 	SET_VARSIZE(bloom, VARHDRSZ + len);
-	bf_init(BloomData(bloom), header);
+	bf_init(BloomData(bloom), header, &InterruptibleSlices);
 	return bloom;
 }
 
@@ -291,13 +299,6 @@ ResizeBloom(void *context, uint8_t *value, size_t new_len)
 	return BloomData(resized);
 }
 
-static void
-CheckInterruptsBetweenSlices(void *context)
-{
-	CHECK_FOR_INTERRUPTS();
-}
-
-static const BfHooks interruptible = {NULL, CheckInterruptsBetweenSlices, NULL};
 
 /*
  * A new, empty chain (bloom_empty with a growth factor): its first
@@ -430,7 +431,7 @@ AggregateMemoryContext(FunctionCallInfo fcinfo, const char *name)
 void
 BloomEstimates(Bloom *bloom, const BfHeader *header, BfEstimate *estimate)
 {
-	bf_estimate(BloomData(bloom), header, estimate, &interruptible);
+	bf_estimate(BloomData(bloom), header, estimate, &InterruptibleSlices);
 }
 
 double

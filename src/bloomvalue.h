@@ -53,6 +53,12 @@ BloomDataLen(const Bloom *bloom)
  */
 #define BLOOM_DEFAULT_FPR 0.01
 
+/*
+ * The core's pauses (BfHooks, no memory): a cancel is answered between
+ * slices of the loops over a filter's bytes.
+ */
+extern BF_HIDDEN const BfHooks InterruptibleSlices;
+
 /* The aggregate's memory context; an ERROR outside an aggregate. */
 extern BF_HIDDEN MemoryContext AggregateMemoryContext(FunctionCallInfo fcinfo,
 													 const char *name);

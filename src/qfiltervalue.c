@@ -31,7 +31,7 @@ QFilterAlloc(const QfHeader *header)
 	QFilter    *filter = (QFilter *) PallocLarge(VARHDRSZ + len);
 
 	SET_VARSIZE(filter, VARHDRSZ + len);
-	qf_init(QFilterData(filter), header);
+	qf_init(QFilterData(filter), header, &InterruptibleSlices);
 	return filter;
 }
 

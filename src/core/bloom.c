@@ -277,10 +277,10 @@ bf_validate(const uint8_t *value, size_t len, BfHeader *header)
 }
 
 void
-bf_init(uint8_t *value, const BfHeader *header)
+bf_init(uint8_t *value, const BfHeader *header, const BfHooks *hooks)
 {
 	bf_write_header(value, header);
-	memset(bf_bits(value), 0, (size_t) header->nblocks * BF_BLOCK_BYTES);
+	bf_zero(bf_bits(value), (size_t) header->nblocks * BF_BLOCK_BYTES, hooks);
 }
 
 /*
@@ -710,9 +710,10 @@ bf_chain_next(const BfHeader *header, size_t len, BfSegment *next, size_t *new_l
 }
 
 void
-bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *next)
+bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *next,
+				const BfHooks *hooks)
 {
-	memset(value + len, 0, BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES);
+	bf_zero(value + len, BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES, hooks);
 	bf_store_le32(value + len, next->nblocks);
 	value[len + 4] = next->k;
 	header->nsegments++;
@@ -834,7 +835,7 @@ bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, const BfHooks *hoo
 		status = resize_value(value, new_len, hooks);
 	if (status != BF_OK)
 		return status;
-	bf_chain_append(*value, header, *len, &next);
+	bf_chain_append(*value, header, *len, &next, hooks);
 	*len = new_len;
 	return BF_OK;
 }
@@ -919,6 +920,16 @@ pause_between_slices(const BfHooks *hooks)
 {
 	if (hooks != NULL && hooks->between_slices != NULL)
 		hooks->between_slices(hooks->context);
+}
+
+void
+bf_zero(uint8_t *bytes, size_t n, const BfHooks *hooks)
+{
+	for (size_t done = 0; done < n; done += BF_SLICE_BYTES)
+	{
+		pause_between_slices(hooks);
+		memset(bytes + done, 0, n - done < BF_SLICE_BYTES ? n - done : BF_SLICE_BYTES);
+	}
 }
 
 /* bf_union_bits or bf_intersect_bits, slice by slice. */

@@ -45,6 +45,9 @@
 
 #include "bf_port.h"
 
+/* What the caller lends the core: memory, and pauses (below, with BF_SLICE_BYTES). */
+typedef struct BfHooks BfHooks;
+
 /*
  * Serialised format, versions 1 and 2 (all integers little-endian):
  *
@@ -251,7 +254,8 @@ extern BF_HIDDEN BfStatus bf_read_header(const uint8_t *value, size_t len,
 							   BfHeader *header);
 extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
 							BfHeader *header);
-extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header);
+extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header,
+							 const BfHooks *hooks);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
 
 /*
@@ -336,7 +340,7 @@ extern BF_HIDDEN BfStatus bf_chain_header(uint64_t capacity, double fpr, uint8_t
 extern BF_HIDDEN BfStatus bf_chain_next(const BfHeader *header, size_t len,
 										BfSegment *next, size_t *new_len);
 extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t len,
-									  const BfSegment *next);
+									  const BfSegment *next, const BfHooks *hooks);
 
 /*
  * Whole-value operations, either layout: bf_filter_test (below, inline;
@@ -385,12 +389,19 @@ extern BF_HIDDEN double bf_estimate_fpr(const uint8_t *bits, uint32_t nblocks, i
  */
 #define BF_SLICE_BYTES		((size_t) 16 * 1024 * 1024)
 
-typedef struct BfHooks
+struct BfHooks
 {
 	uint8_t    *(*resize) (void *context, uint8_t *value, size_t new_len);
 	void		(*between_slices) (void *context);
 	void	   *context;
-} BfHooks;
+};
+
+/*
+ * Zeroes n bytes slice by slice, pausing between slices: a new filter's
+ * first touch of its memory is a page fault every 4kB, seconds for the
+ * largest, so bf_init, bf_chain_append and qf_init clear this way too.
+ */
+extern BF_HIDDEN void bf_zero(uint8_t *bytes, size_t n, const BfHooks *hooks);
 
 /*
  * A new chain (bloom_empty with a growth factor) of one empty segment, in

@@ -294,7 +294,7 @@ add_run(uint8_t *value, const BfSegment *segment, const uint8_t *hashes, uint32_
 
 void
 bf_delta_apply(uint8_t *value, size_t len, size_t new_len, BfHeader *header,
-			   const uint8_t *delta, size_t delta_len)
+			   const uint8_t *delta, size_t delta_len, const BfHooks *hooks)
 {
 	BfSegment	segments[BF_MAX_SEGMENTS];
 	uint32_t	nsegments = bf_load_le32(delta + DELTA_NSEGMENTS_AT);
@@ -309,7 +309,7 @@ bf_delta_apply(uint8_t *value, size_t len, size_t new_len, BfHeader *header,
 		size_t		grown_len;
 
 		(void) bf_chain_next(header, len, &next, &grown_len);	/* checked */
-		bf_chain_append(value, header, len, &next);
+		bf_chain_append(value, header, len, &next, hooks);
 		len = grown_len;
 	}
 

@@ -109,10 +109,10 @@ extern BF_HIDDEN BfStatus bf_delta_check(const uint8_t *value, size_t len,
  * room for new_len bytes, its first len the copy.  Grows a chain to the
  * delta's segments, adds every hash to its run's segment, counts each in
  * that segment and the header, and rewrites the header into value and
- * *header.
+ * *header.  A new segment is cleared with hooks' pauses (bf_zero).
  */
 extern BF_HIDDEN void bf_delta_apply(uint8_t *value, size_t len, size_t new_len,
 									 BfHeader *header, const uint8_t *delta,
-									 size_t delta_len);
+									 size_t delta_len, const BfHooks *hooks);
 
 #endif							/* BF_DELTA_H */

@@ -477,9 +477,9 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 }
 
 void
-qf_init(uint8_t *value, const QfHeader *header)
+qf_init(uint8_t *value, const QfHeader *header, const BfHooks *hooks)
 {
-	memset(value, 0, qf_value_bytes(header));
+	bf_zero(value, qf_value_bytes(header), hooks);
 	qf_write_header(value, header);
 }
 

@@ -154,8 +154,8 @@ extern BF_HIDDEN QfStatus qf_read_header(const uint8_t *value, size_t len, QfHea
 /* The whole value: header, length and every slot invariant. */
 extern BF_HIDDEN QfStatus qf_validate(const uint8_t *value, size_t len, QfHeader *header);
 
-/* An empty filter: the header written, every slot zero. */
-extern BF_HIDDEN void qf_init(uint8_t *value, const QfHeader *header);
+/* An empty filter: the header written, every slot zero (bf_zero's slices). */
+extern BF_HIDDEN void qf_init(uint8_t *value, const QfHeader *header, const BfHooks *hooks);
 
 /* Same parameters: a union is defined (sizes may differ). */
 extern BF_HIDDEN bool qf_compatible(const QfHeader *a, const QfHeader *b);

@@ -72,7 +72,7 @@ delta_copy_grow(DeltaCopy *copy)
 	FUZZ_CHECK(bf_chain_next(&copy->header, copy->len, &next, &new_len) == BF_OK);
 	copy->value = realloc(copy->value, new_len);
 	FUZZ_CHECK(copy->value != NULL);
-	bf_chain_append(copy->value, &copy->header, copy->len, &next);
+	bf_chain_append(copy->value, &copy->header, copy->len, &next, NULL);
 	copy->len = new_len;
 }
 
@@ -99,7 +99,7 @@ delta_copy_build(int which)
 		copy.len = bf_value_bytes(sizing.nblocks);
 		copy.value = malloc(copy.len);
 		FUZZ_CHECK(copy.value != NULL);
-		bf_init(copy.value, &copy.header);
+		bf_init(copy.value, &copy.header, NULL);
 	}
 	else
 	{

@@ -286,7 +286,7 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 	value = malloc(new_len);
 	FUZZ_CHECK(value != NULL);
 	memcpy(value, copy->value, copy->len);
-	bf_delta_apply(value, copy->len, new_len, &header, delta, delta_len);
+	bf_delta_apply(value, copy->len, new_len, &header, delta, delta_len, NULL);
 
 	FUZZ_CHECK(bf_validate(value, new_len, &decoded) == BF_OK);
 	FUZZ_CHECK(headers_equal(&decoded, &header));
@@ -311,7 +311,7 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 		again = malloc(new_len);
 		FUZZ_CHECK(again != NULL);
 		memcpy(again, copy->value, copy->len);
-		bf_delta_apply(again, copy->len, new_len, &rewritten, written, written_len);
+		bf_delta_apply(again, copy->len, new_len, &rewritten, written, written_len, NULL);
 		FUZZ_CHECK(memcmp(again, value, new_len) == 0 && headers_equal(&rewritten, &header));
 		free(again);
 		free(written);
@@ -323,7 +323,7 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 	FUZZ_CHECK(again != NULL);
 	memcpy(again, value, new_len);
 	decoded = header;
-	bf_delta_apply(again, new_len, new_len, &decoded, delta, delta_len);
+	bf_delta_apply(again, new_len, new_len, &decoded, delta, delta_len, NULL);
 	FUZZ_CHECK(decoded.inserted == bf_count_add(header.inserted, nhashes));
 	{
 		BfSegment	a;

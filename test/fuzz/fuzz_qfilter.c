@@ -232,7 +232,7 @@ build_merge(Filter *out, const QfHeader *start, const Filter *a, const Filter *b
 
 		h.count = 0;
 		value = xmalloc(qf_value_bytes(&h));
-		qf_init(value, &h);
+		qf_init(value, &h, NULL);
 		status = qf_merge(value, &h, a->value, &a->header,
 						  b ? b->value : NULL, b ? &b->header : NULL);
 		if (status == QF_OK)
@@ -808,7 +808,7 @@ check_full(const Model *m, const Filter *f)
 	h = f->header;
 	h.count = 0;
 	fresh.value = xmalloc(len);
-	qf_init(fresh.value, &h);
+	qf_init(fresh.value, &h, NULL);
 	FUZZ_CHECK(qf_build_sorted(fresh.value, &h, expected, n) == QF_OK);
 	FUZZ_CHECK(h.count == n);
 	qf_write_header(fresh.value, &h);
@@ -825,7 +825,7 @@ check_full(const Model *m, const Filter *f)
 	h.count = 0;
 	len = qf_value_bytes(&h);
 	fresh.value = xmalloc(len);
-	qf_init(fresh.value, &h);
+	qf_init(fresh.value, &h, NULL);
 	FUZZ_CHECK(qf_build_sorted(fresh.value, &h, expected, n) == QF_OK);
 	qf_write_header(fresh.value, &h);
 	FUZZ_CHECK(memcmp(fresh.value, copy.value, len) == 0);
@@ -903,7 +903,7 @@ op_union(Model *m, Filter *f, const QfHeader *params, Input *in)
 		b.header = grown;
 	}
 	b.value = xmalloc(qf_value_bytes(&b.header));
-	qf_init(b.value, &b.header);
+	qf_init(b.value, &b.header, NULL);
 	for (uint32_t i = 0; i < n; i++)
 	{
 		uint32_t	k = next_u16(in) % m->domain;
@@ -954,7 +954,7 @@ ops_mode(const uint8_t *data, size_t size)
 	FUZZ_CHECK(qf_size_for(capacity, fpr, &params) == QF_OK);
 	f.header = params;
 	f.value = xmalloc(qf_value_bytes(&f.header));
-	qf_init(f.value, &f.header);
+	qf_init(f.value, &f.header, NULL);
 	model_init(m, domain, &f.header);
 	check_state(m, &f, 0);
 

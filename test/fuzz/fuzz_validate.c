@@ -555,7 +555,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 	check_distinct(hashes, n);
 
 	/* An empty filter with this header, as bloom_empty makes one, is valid. */
-	bf_init(single, header);
+	bf_init(single, header, NULL);
 	FUZZ_CHECK(bf_validate(single, len, &decoded) == BF_OK);
 	FUZZ_CHECK(headers_equal(header, &decoded));
 	FUZZ_CHECK(bf_popcount(bf_bits(single), nbytes) == 0);
@@ -672,7 +672,7 @@ grow_chain(uint8_t **value, size_t *len, BfHeader *header)
 			   new_len == next.bits + (size_t) next.nblocks * BF_BLOCK_BYTES);
 	*value = realloc(*value, new_len);
 	FUZZ_CHECK(*value != NULL);
-	bf_chain_append(*value, header, *len, &next);
+	bf_chain_append(*value, header, *len, &next, NULL);
 	*len = new_len;
 }
 

@@ -137,7 +137,7 @@ valid_empty(uint8_t *value)
 		BfHeader	header = sized_header(cases[i].capacity, cases[i].fpr, 0);
 
 		FUZZ_CHECK(bf_value_bytes(header.nblocks) <= MAX_SEED_BYTES);
-		bf_init(value, &header);
+		bf_init(value, &header, NULL);
 		emit_value(cases[i].name, value, bf_value_bytes(header.nblocks), BF_OK);
 	}
 }
@@ -151,26 +151,26 @@ valid_filled(uint8_t *value)
 
 	header = sized_header(100, 0.01, 0);
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	add_keys(value, &header, BF_KIND_NUMBER, 1, 100);
 	emit_value("valid-number-100", value, len, BF_OK);
 
 	header = sized_header(30, 0.001, UINT64_C(0x9e3779b97f4a7c15));
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	add_keys(value, &header, BF_KIND_TEXT, 1000, 30);
 	emit_value("valid-text-seeded", value, len, BF_OK);
 
 	header = sized_header(10, 0.05, 7);
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	header.identity.tag = 0x2468ace1;	/* OTHER is the one kind with a tag */
 	add_keys(value, &header, BF_KIND_OTHER, 0, 10);
 	emit_value("valid-other-tagged", value, len, BF_OK);
 
 	header = sized_header(10, 0.01, 0);
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	add_keys(value, &header, BF_KIND_FLOAT, 0, 400);
 	emit_value("valid-overfilled", value, len, BF_OK);
 
@@ -179,7 +179,7 @@ valid_filled(uint8_t *value)
 	header.identity.kind = BF_KIND_UUID;
 	header.inserted = UINT64_MAX;
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	memset(bf_bits(value), 0xFF, len - BF_HEADER_SIZE);
 	emit_value("valid-full-max-inserted", value, len, BF_OK);
 
@@ -189,7 +189,7 @@ valid_filled(uint8_t *value)
 	header.capacity = UINT64_MAX;
 	header.fpr = 0.5;
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	add_keys(value, &header, BF_KIND_BOOL, 0, 2);
 	emit_value("valid-k1-max-capacity", value, len, BF_OK);
 
@@ -198,7 +198,7 @@ valid_filled(uint8_t *value)
 	header.fpr = 4.9406564584124654e-324;	/* smallest subnormal */
 	header.nblocks = 3;
 	len = bf_value_bytes(header.nblocks);
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	add_keys(value, &header, BF_KIND_TIMESTAMPTZ, 0, 5);
 	emit_value("valid-k32-subnormal-fpr", value, len, BF_OK);
 }
@@ -222,7 +222,7 @@ invalid(uint8_t *value)
 	size_t		len = bf_value_bytes(base.nblocks);
 
 	FUZZ_CHECK(base.nblocks == 1);
-	bf_init(value, &base);
+	bf_init(value, &base, NULL);
 	add_keys(value, &base, BF_KIND_NUMBER, 5, 1);
 
 	emit_value("bad-empty-input", value, 0, BF_ERR_TRUNCATED);
@@ -322,7 +322,7 @@ chain_grow(SeedChain *chain)
 
 	FUZZ_CHECK(bf_chain_next(&chain->header, chain->len, &next, &new_len) == BF_OK);
 	FUZZ_CHECK(new_len <= MAX_CHAIN_SEED_BYTES);
-	bf_chain_append(chain->value, &chain->header, chain->len, &next);
+	bf_chain_append(chain->value, &chain->header, chain->len, &next, NULL);
 	chain->len = new_len;
 }
 
@@ -754,7 +754,7 @@ qf_new(uint8_t *value, uint64_t capacity, double fpr, uint64_t seed)
 	h.fpr = fpr;
 	FUZZ_CHECK(qf_size_for(capacity, fpr, &h) == QF_OK);
 	FUZZ_CHECK(qf_value_bytes(&h) <= MAX_QF_SEED_BYTES);
-	qf_init(value, &h);
+	qf_init(value, &h, NULL);
 	return h;
 }
 
@@ -767,7 +767,7 @@ qf_grow(uint8_t *value, QfHeader *h)
 	FUZZ_CHECK(qf_grown_header(h, &grown) == QF_OK);
 	grown.count = 0;
 	FUZZ_CHECK(qf_value_bytes(&grown) <= MAX_QF_SEED_BYTES);
-	qf_init(qf_scratch, &grown);
+	qf_init(qf_scratch, &grown, NULL);
 	FUZZ_CHECK(qf_merge(qf_scratch, &grown, value, h, NULL, NULL) == QF_OK);
 	memcpy(value, qf_scratch, qf_value_bytes(&grown));
 	*h = grown;

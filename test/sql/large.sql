@@ -60,3 +60,30 @@ FROM large_union();
 RESET statement_timeout;
 DROP TABLE large_qf;
 DROP FUNCTION large_union();
+
+-- the largest constructors answer a cancel within a second: a new filter's
+-- memory is cleared slice by slice, between cancels (each first touch of
+-- its pages is a page fault, seconds for 750 MB)
+CREATE FUNCTION large_cancel_ms(construct text, OUT cancelled boolean, OUT ms float8)
+LANGUAGE plpgsql AS $$
+DECLARE
+	started timestamptz := clock_timestamp();
+BEGIN
+	cancelled := false;
+	BEGIN
+		EXECUTE construct;
+	EXCEPTION WHEN query_canceled THEN
+		cancelled := true;
+	END;
+	ms := extract(epoch FROM clock_timestamp() - started) * 1000;
+END
+$$;
+SET statement_timeout = '100ms';
+SELECT cancelled, ms < 1000 AS within_1s
+FROM large_cancel_ms('SELECT bloom_empty(600000000, 0.01) IS NULL');
+SELECT cancelled, ms < 1000 AS within_1s
+FROM large_cancel_ms('SELECT bloom_empty(300000000, 0.01, growth => 2) IS NULL');
+SELECT cancelled, ms < 1000 AS within_1s
+FROM large_cancel_ms('SELECT qfilter_empty(300000000, 0.01) IS NULL');
+RESET statement_timeout;
+DROP FUNCTION large_cancel_ms(text, OUT boolean, OUT float8);

@@ -50,7 +50,7 @@ new_filter(uint64_t capacity, double fpr, BfHeader *header)
 	bf_fixed_header(capacity, fpr, &sizing, header);
 	header->identity.kind = BF_KIND_NUMBER;
 	value = malloc(bf_value_bytes(sizing.nblocks));
-	bf_init(value, header);
+	bf_init(value, header, NULL);
 	return value;
 }
 
@@ -1091,7 +1091,7 @@ test_chain_new(void)
 		  "chain: the first segment is sized for the capacity at half the rate");
 
 	value = malloc(new_len);
-	bf_chain_append(value, &header, BF_HEADER_SIZE, &next);
+	bf_chain_append(value, &header, BF_HEADER_SIZE, &next, NULL);
 	check(header.nsegments == 1, "chain: appending counts the segment in the header");
 	check(bf_validate(value, new_len, &decoded) == BF_OK &&
 		  decoded.layout == BF_LAYOUT_CHAINED && decoded.version == BF_FORMAT_VERSION &&
@@ -1872,7 +1872,7 @@ test_intersect_into(void)
 
 	hb.identity.kind = BF_KIND_NONE;
 	hb.inserted = 0;
-	bf_init(b, &hb);
+	bf_init(b, &hb, NULL);
 	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
 		  bf_validate(a, len, &decoded) == BF_OK && decoded.identity.kind == BF_KIND_NONE &&
 		  decoded.inserted == 0,
@@ -1902,7 +1902,7 @@ test_fixed_header(void)
 	bf_size_for(1000, 0.01, &sizing);
 	bf_fixed_header(1000, 0.01, &sizing, &header);
 	value = malloc(bf_value_bytes(header.nblocks));
-	bf_init(value, &header);
+	bf_init(value, &header, NULL);
 	check(header.version == BF_FORMAT_VERSION && header.layout == BF_LAYOUT_BLOCKED512 &&
 		  header.k == sizing.k && header.nblocks == sizing.nblocks &&
 		  header.identity.kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&

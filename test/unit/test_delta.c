@@ -83,7 +83,7 @@ new_fixed(uint64_t capacity, double fpr, uint64_t seed)
 	f.header.nsegments = 1;
 	f.len = bf_value_bytes(sizing.nblocks);
 	f.value = checked_malloc(f.len);
-	bf_init(f.value, &f.header);
+	bf_init(f.value, &f.header, NULL);
 	return f;
 }
 
@@ -99,7 +99,7 @@ grow(TestFilter *f)
 	f->value = realloc(f->value, new_len);
 	if (f->value == NULL)
 		abort();
-	bf_chain_append(f->value, &f->header, f->len, &next);
+	bf_chain_append(f->value, &f->header, f->len, &next, NULL);
 	f->len = new_len;
 	return true;
 }
@@ -239,7 +239,7 @@ apply(TestFilter *copy, const uint8_t *delta, size_t delta_len)
 	copy->value = realloc(copy->value, new_len);
 	if (copy->value == NULL)
 		abort();
-	bf_delta_apply(copy->value, copy->len, new_len, &copy->header, delta, delta_len);
+	bf_delta_apply(copy->value, copy->len, new_len, &copy->header, delta, delta_len, NULL);
 	copy->len = new_len;
 	return BF_OK;
 }

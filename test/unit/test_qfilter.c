@@ -62,7 +62,7 @@ filter_new(Filter *f, uint64_t capacity, double fpr)
 	if (qf_size_for(capacity, fpr, &f->header) != QF_OK)
 		abort();
 	f->value = malloc(qf_value_bytes(&f->header));
-	qf_init(f->value, &f->header);
+	qf_init(f->value, &f->header, NULL);
 }
 
 /* Rebuilds f into the next size up, as the glue does on QF_ERR_FULL. */
@@ -77,7 +77,7 @@ filter_grow(Filter *f)
 		return status;
 	grown.count = 0;
 	value = malloc(qf_value_bytes(&grown));
-	qf_init(value, &grown);
+	qf_init(value, &grown, NULL);
 	status = qf_merge(value, &grown, f->value, &f->header, NULL, NULL);
 	if (status != QF_OK)
 	{
@@ -135,7 +135,7 @@ filter_union(Filter *out, const Filter *a, const Filter *b)
 	for (;;)
 	{
 		out->value = malloc(qf_value_bytes(&out->header));
-		qf_init(out->value, &out->header);
+		qf_init(out->value, &out->header, NULL);
 		if (qf_merge(out->value, &out->header, a->value, &a->header, b->value, &b->header) == QF_OK)
 			break;
 		free(out->value);
