@@ -17,8 +17,15 @@ SELECT 2, bloom_agg(i, 1000000, 0.01), bloom_agg(i, 1000, 0.025, 2), qfilter_agg
 FROM generate_series(1, 5000) i;
 INSERT INTO tm (id, f) VALUES (3, 1e6::bigint);   -- not a filter at all
 SELECT id, f @> 77 AS f_has_77, g @> 77 AS g_has_77, q @> 77 AS q_has_77 FROM tm ORDER BY id;
--- every value of the column unites with every other
+-- every value of the column unites with every other, where they hold keys
+-- of one kind: the type fixes the parameters, not the kind of key
 SELECT (bloom_info(bloom_union_agg(f))).inserted FROM tm;
+CREATE TEMP TABLE tm_kinds (f bloom(1000, 0.01));
+INSERT INTO tm_kinds VALUES (bloom_add(bloom_empty(1000, 0.01), 'a'::text)),
+	(bloom_add(bloom_empty(1000, 0.01), 1::bigint));
+SELECT count(*) AS both_fit FROM tm_kinds;
+SELECT bloom_union_agg(f) FROM tm_kinds;
+DROP TABLE tm_kinds;
 
 -- other parameters are refused, whatever the path: assignment, UPDATE,
 -- a literal, COPY, an explicit cast
