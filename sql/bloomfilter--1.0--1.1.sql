@@ -41,25 +41,16 @@ COMMENT ON CAST (qfilter AS qfilter) IS 'a filter of the column''s parameters pa
 
 -- bloom_agg(value, capacity, fpr, growth) now collects hashes as the
 -- self-sizing forms do, so it takes their combine, serialize and deserialize
--- functions and runs in parallel plans.  ALTER AGGREGATE cannot add them,
--- and re-creating the aggregate would fail under views that use it, so its
--- catalog row is updated, with the dependencies CREATE AGGREGATE records.
--- The update runs as a superuser (the extension is trusted) with the
--- extension's schema on search_path, where whoever may create objects there
--- could put an operator or a function that fits these arguments better than
--- pg_catalog's: every operator and function here is named by schema.
-UPDATE pg_catalog.pg_aggregate
-SET aggcombinefn = 'bloom_agg_combine(internal, internal)'::regprocedure,
-	aggserialfn = 'bloom_agg_serialize(internal)'::regprocedure,
-	aggdeserialfn = 'bloom_agg_deserialize(bytea, internal)'::regprocedure
-WHERE aggfnoid OPERATOR(pg_catalog.=) 'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure;
-INSERT INTO pg_catalog.pg_depend (classid, objid, objsubid, refclassid, refobjid, refobjsubid, deptype)
-SELECT 'pg_catalog.pg_proc'::regclass,
-	   'bloom_agg(anycompatible, bigint, double precision, integer)'::regprocedure, 0,
-	   'pg_catalog.pg_proc'::regclass, support, 0, 'n'
-FROM pg_catalog.unnest(ARRAY['bloom_agg_combine(internal, internal)',
-				  'bloom_agg_serialize(internal)',
-				  'bloom_agg_deserialize(bytea, internal)']::regprocedure[]) AS support;
+-- functions and runs in parallel plans.  CREATE OR REPLACE keeps the
+-- aggregate's OID, so views that use it survive, and records the new
+-- functions' dependencies itself.
+CREATE OR REPLACE AGGREGATE bloom_agg(anycompatible, bigint, double precision, integer) (
+	SFUNC = bloom_agg_add_growing, STYPE = internal,
+	FINALFUNC = bloom_agg_final_growing,
+	COMBINEFUNC = bloom_agg_combine,
+	SERIALFUNC = bloom_agg_serialize, DESERIALFUNC = bloom_agg_deserialize,
+	PARALLEL = SAFE
+);
 
 -- ---------------------------------------------------------------------
 -- Copies that follow a bloomfilter index (1.1)

@@ -24,3 +24,5 @@ SELECT 'verify ' || i, bloom_index_verify(i)
 FROM unnest(ARRAY['up_keys_guard', 'up_keys_text_guard']::regclass[]) i;
 SELECT 'probe view', * FROM up_probe_view ORDER BY id;
 SELECT 'aggregate view', md5(f::bytea), md5(q::bytea), md5(u::bytea) FROM up_agg_view;
+SELECT 'growing view', (bloom_info(g)).segments, bloom_contains_all(g, ARRAY(SELECT generate_series(1, 500)))
+FROM up_growing_view;

@@ -92,6 +92,14 @@ update_with_planted_objects() {
 	return 1
 }
 
+# no_catalog_writes: no statement of sql/*.sql inserts into, updates or
+# deletes from a table of pg_catalog (CREATE OR REPLACE AGGREGATE, ALTER
+# TYPE and the rest record what a hand-written row could get wrong).
+no_catalog_writes() {
+	! grep -EinH '^[[:space:]]*(INSERT[[:space:]]+INTO|UPDATE|DELETE[[:space:]]+FROM)[[:space:]]+(pg_catalog[.])?pg_' \
+		"$REPO"/sql/*.sql
+}
+
 main() {
 	cleanup_on_exit
 	ensure_postgresql || { not_ok "the PostgreSQL server is installed"; finish; }
@@ -125,6 +133,8 @@ main() {
 
 	check "the update runs nothing a role planted in the extension's schema" \
 		update_with_planted_objects
+	check "no install or upgrade script writes a catalog table (PostgreSQL's DDL does)" \
+		no_catalog_writes
 
 	sql postgres -c "CREATE DATABASE restored_oldest" -c "CREATE DATABASE restored_updated" >/dev/null
 	check "the $OLDEST dump restores into a database that installs $current" \

@@ -35,3 +35,7 @@ SELECT bloom_agg(k) AS f, qfilter_agg(k) AS q,
        (SELECT bloom_union_agg(b) FROM (SELECT bloom_agg(g, 100, 0.01) AS b
                                        FROM generate_series(1, 50) g GROUP BY g % 3) s) AS u
 FROM up_keys WHERE k <= 50;
+-- the growing form, which the update replaces with CREATE OR REPLACE
+-- AGGREGATE: the view must survive it
+CREATE VIEW up_growing_view AS
+SELECT bloom_agg(k, 100, 0.01, 2) AS g FROM up_keys WHERE k <= 500;
