@@ -265,9 +265,7 @@ extern void BloomIndexDefineOptions(void);
 
 /* bloomindexutils.c */
 
-/* Writing a new index from a bloom value, and one segment's pages. */
-extern BF_HIDDEN void WriteIndex(Relation index, ForkNumber fork, Bloom *bloom,
-								 uint32 log_pages);
+/* One segment's pages, new, WAL-logged whole (bits NULL: zeroes). */
 extern BF_HIDDEN void WriteSegmentPages(Relation index, ForkNumber fork,
 										const BloomIndexSegment *segment,
 										const uint8 *bits);
@@ -299,6 +297,9 @@ extern BF_HIDDEN Bloom *EmptyIndexFilter(Relation heap, Relation index, KeyType 
 extern BF_HIDDEN Buffer NewIndexBuffer(Relation index, ForkNumber fork);
 extern BF_HIDDEN void InitIndexPage(Page page, Size contents);
 
+/* An unlogged index's init fork page to the WAL, which GenericXLog skips. */
+extern BF_HIDDEN void LogInitForkPage(Buffer buffer, ForkNumber fork);
+
 /* bloomindexlog.c */
 
 /* The change log's pages, after those of a new index. */
@@ -328,6 +329,9 @@ extern BF_HIDDEN bool ChangesSince(Relation index, XLogRecPtr since, XLogRecPtr 
 
 /* bloomindexbuild.c */
 
+/* A new index from a bloom value: metapage, segments, log_pages of log. */
+extern BF_HIDDEN void WriteIndex(Relation index, ForkNumber fork, Bloom *bloom,
+								 uint32 log_pages);
 extern BF_HIDDEN IndexBuildResult *bloomindex_build(Relation heap, Relation index,
 													IndexInfo *indexInfo);
 extern BF_HIDDEN void bloomindex_buildempty(Relation index);

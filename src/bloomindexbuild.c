@@ -3,17 +3,76 @@
  * bloomindexbuild.c
  *	  Building a bloomfilter index (ambuild): the table's keys hashed into
  *	  a bloom value in memory, in batches, then written out as the index's
- *	  pages; and the init fork of an unlogged index (ambuildempty).
+ *	  pages (WriteIndex: metapage, segments, change log); and the init fork
+ *	  of an unlogged index (ambuildempty).
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/generic_xlog.h"
 #include "access/tableam.h"
 #include "storage/bufmgr.h"
 #include "utils/rel.h"
 
 #include "bloomindex.h"
+
+/*
+ * Writes a new index from a bloom value: the metapage, then each segment's
+ * pages in turn, then the change log's (log_pages of them), all WAL-logged
+ * whole.
+ */
+void
+WriteIndex(Relation index, ForkNumber fork, Bloom *bloom, uint32 log_pages)
+{
+	BfHeader	header;
+	BfSegment	segment;
+	BloomIndexSegment places[BF_MAX_SEGMENTS];
+	BlockNumber next_page = BLOOM_INDEX_METAPAGE + 1;
+	Buffer		buffer;
+	GenericXLogState *state;
+	Page		page;
+
+	BloomReadHeader(bloom, &header);
+	memset(places, 0, sizeof(places));
+	bf_segment_first(BloomData(bloom), &header, &segment);
+	do
+	{
+		BloomIndexSegment *place = &places[segment.index];
+
+		place->first_page = next_page;
+		place->nblocks = segment.nblocks;
+		place->k = segment.k;
+		place->built = segment.inserted;
+		next_page += SegmentPages(place);
+	} while (bf_segment_next(BloomData(bloom), &header, &segment));
+
+	buffer = NewIndexBuffer(index, fork);
+	if (BufferGetBlockNumber(buffer) != BLOOM_INDEX_METAPAGE)
+		elog(ERROR, "bloomfilter index metapage was created as block %u",
+			 BufferGetBlockNumber(buffer));
+	state = GenericXLogStart(index);
+	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
+	InitIndexPage(page, sizeof(BloomIndexMeta));
+	PageMeta(page)->magic = BLOOM_INDEX_MAGIC;
+	PageMeta(page)->version = BLOOM_INDEX_VERSION;
+	bf_write_header(PageMeta(page)->header, &header);
+	memcpy(PageMeta(page)->segments, places, sizeof(places));
+	PageMeta(page)->log.first_page = next_page;
+	PageMeta(page)->log.npages = log_pages;
+	GenericXLogFinish(state);
+	LogInitForkPage(buffer, fork);
+	UnlockReleaseBuffer(buffer);
+
+	bf_segment_first(BloomData(bloom), &header, &segment);
+	do
+	{
+		WriteSegmentPages(index, fork, &places[segment.index],
+						  BloomData(bloom) + segment.bits);
+	} while (bf_segment_next(BloomData(bloom), &header, &segment));
+	if (log_pages > 0)
+		WriteChangeLog(index, log_pages);
+}
 
 typedef struct BuildState
 {

@@ -2,8 +2,8 @@
  *
  * bloomindexutils.c
  *	  What the bloomfilter index's phases and SQL functions share: new
- *	  pages and their WAL, writing an index from a bloom value, the
- *	  metapage read and checked, probing segments, the index's key type,
+ *	  pages and their WAL, a segment's pages written, the metapage read
+ *	  and checked, probing segments, the index's key type,
  *	  and the empty filter its options ask for.
  *
  *-------------------------------------------------------------------------
@@ -55,7 +55,7 @@ NewIndexBuffer(Relation index, ForkNumber fork)
  * reach the WAL: crash recovery and a promoted standby reset the index
  * from it.
  */
-static void
+void
 LogInitForkPage(Buffer buffer, ForkNumber fork)
 {
 	if (fork == INIT_FORKNUM)
@@ -98,63 +98,6 @@ WriteSegmentPages(Relation index, ForkNumber fork, const BloomIndexSegment *segm
 					 bits != NULL ? bits + (Size) first * BF_BLOCK_BYTES : NULL,
 					 Min(BLOCKS_PER_PAGE, segment->nblocks - first));
 	}
-}
-
-/*
- * Writes a new index from a bloom value: the metapage, then each segment's
- * pages in turn, then the change log's (log_pages of them), all WAL-logged
- * whole.
- */
-void
-WriteIndex(Relation index, ForkNumber fork, Bloom *bloom, uint32 log_pages)
-{
-	BfHeader	header;
-	BfSegment	segment;
-	BloomIndexSegment places[BF_MAX_SEGMENTS];
-	BlockNumber next_page = BLOOM_INDEX_METAPAGE + 1;
-	Buffer		buffer;
-	GenericXLogState *state;
-	Page		page;
-
-	BloomReadHeader(bloom, &header);
-	memset(places, 0, sizeof(places));
-	bf_segment_first(BloomData(bloom), &header, &segment);
-	do
-	{
-		BloomIndexSegment *place = &places[segment.index];
-
-		place->first_page = next_page;
-		place->nblocks = segment.nblocks;
-		place->k = segment.k;
-		place->built = segment.inserted;
-		next_page += SegmentPages(place);
-	} while (bf_segment_next(BloomData(bloom), &header, &segment));
-
-	buffer = NewIndexBuffer(index, fork);
-	if (BufferGetBlockNumber(buffer) != BLOOM_INDEX_METAPAGE)
-		elog(ERROR, "bloomfilter index metapage was created as block %u",
-			 BufferGetBlockNumber(buffer));
-	state = GenericXLogStart(index);
-	page = GenericXLogRegisterBuffer(state, buffer, GENERIC_XLOG_FULL_IMAGE);
-	InitIndexPage(page, sizeof(BloomIndexMeta));
-	PageMeta(page)->magic = BLOOM_INDEX_MAGIC;
-	PageMeta(page)->version = BLOOM_INDEX_VERSION;
-	bf_write_header(PageMeta(page)->header, &header);
-	memcpy(PageMeta(page)->segments, places, sizeof(places));
-	PageMeta(page)->log.first_page = next_page;
-	PageMeta(page)->log.npages = log_pages;
-	GenericXLogFinish(state);
-	LogInitForkPage(buffer, fork);
-	UnlockReleaseBuffer(buffer);
-
-	bf_segment_first(BloomData(bloom), &header, &segment);
-	do
-	{
-		WriteSegmentPages(index, fork, &places[segment.index],
-						  BloomData(bloom) + segment.bits);
-	} while (bf_segment_next(BloomData(bloom), &header, &segment));
-	if (log_pages > 0)
-		WriteChangeLog(index, log_pages);
 }
 
 static void
