@@ -192,8 +192,8 @@ client/libbloomfilter.so: client/$(CLIENT_SONAME)
 # library itself needs no libpq.
 LIBPQ_CPPFLAGS = -I$(shell $(PG_CONFIG) --includedir)
 LIBPQ_LIBS = -L$(shell $(PG_CONFIG) --libdir) -lpq
-client/bloomfilter-cli: client/cli.c client/libbloomfilter.a client/bloomfilter.h
-	$(CC) $(LIBPQ_CPPFLAGS) $(CLIENT_CFLAGS) -o $@ client/cli.c client/libbloomfilter.a \
+client/bloomfilter-cli: client/cli.c client/clisync.c client/cli.h client/libbloomfilter.a client/bloomfilter.h
+	$(CC) $(LIBPQ_CPPFLAGS) $(CLIENT_CFLAGS) -o $@ client/cli.c client/clisync.c client/libbloomfilter.a \
 		$(LIBPQ_LIBS) -lm
 
 # The CLI's manual page, made from its --help by help2man (the Debian

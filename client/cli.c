@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * cli.c
- *	  bloomfilter-cli: the client library (bloomfilter.h) for shell scripts,
- *	  and `sync`, which keeps a file current with a bloomfilter index
- *	  through libpq.  See usage() for the commands; docs/client.md has
- *	  examples.
+ *	  bloomfilter-cli: the client library (bloomfilter.h) for shell scripts:
+ *	  the options, the file commands (info, contains, add, build, union,
+ *	  convert) and what they share with `sync` (cli.h), which lives in
+ *	  clisync.c with the CLI's only libpq code.  See usage() for the
+ *	  commands; docs/client.md has examples.
  *
  * Files hold a filter in any of its forms: binary (bloom::bytea), text
  * ("bloom:..." as bloom_out writes it and psql -At prints it) or hex ("\x..."
@@ -18,36 +19,17 @@
  *
  *-------------------------------------------------------------------------
  */
-#define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
-#include <libgen.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <libpq-fe.h>
-
 #include "bloomfilter.h"
+#include "cli.h"
 
-#define EXIT_DATA 1
-#define EXIT_USAGE 2
-#define EXIT_IO 3
-
-static const char *progname = "bloomfilter-cli";
-
-typedef enum Form
-{
-	FORM_BINARY,
-	FORM_TEXT,
-	FORM_HEX,
-	FORM_DEFAULT
-} Form;
+const char *progname = "bloomfilter-cli";
 
 static void
 usage(FILE *out)
@@ -103,14 +85,14 @@ usage(FILE *out)
 			progname);
 }
 
-static void
+void
 fail_usage(const char *message)
 {
 	fprintf(stderr, "%s: %s\nTry \"%s --help\".\n", progname, message, progname);
 	exit(EXIT_USAGE);
 }
 
-static void
+void
 fail(int status, const char *what, const char *message)
 {
 	if (what != NULL)
@@ -204,7 +186,7 @@ write_or_fail(FILE *out, const char *name, const void *data, size_t len)
 }
 
 /* Writes a filter in a form to out, named name in messages. */
-static void
+void
 write_filter_to(FILE *out, const char *name, const bfc_filter *filter, Form form)
 {
 	size_t		len;
@@ -499,519 +481,151 @@ command_convert(char **args, int nargs, Form form)
 	return 0;
 }
 
-/* ---------------------------------------------------------------------
- * sync: a file that follows a bloomfilter index, through libpq
- * ---------------------------------------------------------------------
- */
-
-/*
- * A follower of an index: its connection, its copy, and the copy's
- * position, timeline and build, kept as the server's text: the server says
- * reload for a copy of another timeline (a failover since) or of another
- * build of the index (REINDEX CONCURRENTLY builds the new index while
- * copies of the old one are still made).  has_build is false for an index
- * without a change log.
- */
-typedef struct Follower
+/* The command line after the command: its arguments and options. */
+typedef struct Options
 {
-	const char *conninfo;
-	const char *index;
-	const char *file;
+	char	  **args;
+	int			nargs;
+	const char *kind;
+	const char *capacity;
+	const char *fpr;
+	const char *growth;
+	const char *interval;
+	const char *count;
 	Form		form;
-	PGconn	   *conn;
-	bfc_filter *copy;
-	char		lsn[32];
-	char		timeline[24];
-	char		build[32];
-	bool		has_build;
-} Follower;
-
-/*
- * A temporary file not yet renamed over FILE, removed if we exit early: by
- * fail(), or by a signal that stops a follower (kill, ^C).
- */
-static char *volatile pending_temp;
+	bool		v1_utf8;
+} Options;
 
 static void
-remove_pending_temp(void)
+print_help(void)
 {
-	if (pending_temp != NULL)
-		unlink(pending_temp);
+	usage(stdout);
+	fflush(stdout);
+	exit(0);
 }
 
+/* The value of an option that takes one, in o. */
 static void
-stop_on_signal(int signo)
+take_option_value(Options *o, const char *option, const char *value)
 {
-	remove_pending_temp();		/* unlink is async-signal-safe */
-	signal(signo, SIG_DFL);
-	raise(signo);
+	if (strcmp(option, "--kind") == 0)
+		o->kind = value;
+	else if (strcmp(option, "--capacity") == 0)
+		o->capacity = value;
+	else if (strcmp(option, "--fpr") == 0)
+		o->fpr = value;
+	else if (strcmp(option, "--growth") == 0)
+		o->growth = value;
+	else if (strcmp(option, "--interval") == 0)
+		o->interval = value;
+	else if (strcmp(option, "--count") == 0)
+		o->count = value;
+	else if (strcmp(value, "binary") == 0)
+		o->form = FORM_BINARY;
+	else if (strcmp(value, "text") == 0)
+		o->form = FORM_TEXT;
+	else if (strcmp(value, "hex") == 0)
+		o->form = FORM_HEX;
+	else
+		fail_usage("--format must be binary, text or hex");
 }
 
-static void
-warn_sync(const char *what, const char *message)
-{
-	size_t		len = strlen(message);
-
-	/* libpq's messages end with a newline */
-	while (len > 0 && message[len - 1] == '\n')
-		len--;
-	fprintf(stderr, "%s: sync: %s: %.*s\n", progname, what, (int) len, message);
-	fflush(stderr);
-}
-
-/*
- * Whether a failed query is worth trying again at the next round: the
- * connection is gone, or the error's class says the server cannot answer
- * now: 08 connection exception, 40 transaction rollback (a standby's
- * recovery conflict), 53 insufficient resources, 57 operator intervention
- * (a shutdown, a server starting up or in recovery), 58 system error.
- * Anything else (no such index, no privilege, not a bloomfilter index)
- * would fail the same way again.
- */
 static bool
-worth_retrying(PGconn *conn, const PGresult *result)
+takes_value(const char *option)
 {
-	static const char *const transient[] = {"08", "40", "53", "57", "58"};
-	const char *state = result != NULL ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : NULL;
+	static const char *const with_value[] = {
+		"--kind", "--capacity", "--fpr", "--growth", "--format", "--interval", "--count"
+	};
 
-	if (PQstatus(conn) != CONNECTION_OK || state == NULL)
-		return true;
-	for (size_t i = 0; i < sizeof(transient) / sizeof(transient[0]); i++)
-		if (strncmp(state, transient[i], 2) == 0)
+	for (size_t i = 0; i < sizeof(with_value) / sizeof(with_value[0]); i++)
+		if (strcmp(option, with_value[i]) == 0)
 			return true;
 	return false;
 }
 
-static bool
-connect_follower(Follower *f)
-{
-	const char *const keywords[] = {"dbname", "fallback_application_name", NULL};
-	const char *const values[] = {f->conninfo, "bloomfilter-cli sync", NULL};
-
-	if (f->conn != NULL && PQstatus(f->conn) == CONNECTION_OK)
-		return true;
-	if (f->conn != NULL)
-		PQfinish(f->conn);
-	f->conn = PQconnectdbParams(keywords, values, 1);
-	if (PQstatus(f->conn) == CONNECTION_OK)
-		return true;
-	warn_sync("cannot connect", PQerrorMessage(f->conn));
-	PQfinish(f->conn);
-	f->conn = NULL;
-	return false;
-}
-
-/*
- * Runs a query of one row of ncolumns, results in binary (the bytea as
- * its bytes).  On failure says why and returns NULL; an error retrying
- * would not mend ends the program.
- */
-static PGresult *
-query_row(Follower *f, const char *sql, int nparams, const char *const *params, int ncolumns,
-		  const char *what)
-{
-	PGresult   *result = PQexecParams(f->conn, sql, nparams, NULL, params, NULL, NULL, 1);
-
-	if (PQresultStatus(result) == PGRES_TUPLES_OK && PQntuples(result) == 1 &&
-		PQnfields(result) == ncolumns)
-		return result;
-	if (PQresultStatus(result) == PGRES_TUPLES_OK)
-		fail(EXIT_DATA, what, "the server returned an unexpected result");
-	warn_sync(what, result != NULL && PQresultErrorMessage(result)[0] != '\0'
-			  ? PQresultErrorMessage(result) : PQerrorMessage(f->conn));
-	if (!worth_retrying(f->conn, result))
-	{
-		PQclear(result);
-		fprintf(stderr, "%s: sync: not retrying: the error would recur\n", progname);
-		exit(EXIT_DATA);
-	}
-	PQclear(result);
-	if (PQstatus(f->conn) != CONNECTION_OK)
-	{
-		PQfinish(f->conn);
-		f->conn = NULL;
-	}
-	return NULL;
-}
-
-/* Copies a pg_lsn returned as text into out, after checking it is one. */
+/* argv[2..]: the arguments and options of a command. */
 static void
-take_lsn(char *out, size_t room, const PGresult *result, int column, const char *what)
+parse_arguments(int argc, char **argv, Options *o)
 {
-	const char *lsn = PQgetvalue(result, 0, column);
-	int			len = PQgetlength(result, 0, column);
+	bool		options_done = false;
 
-	if (PQgetisnull(result, 0, column) || len < 3 || len >= (int) room ||
-		strspn(lsn, "0123456789ABCDEFabcdef/") != (size_t) len || strchr(lsn, '/') == NULL)
-		fail(EXIT_DATA, what, "the server returned no position (pg_lsn)");
-	memcpy(out, lsn, len);
-	out[len] = '\0';
-}
-
-/*
- * Copies a returned position and its timeline, the text of two columns,
- * into the follower, after checking they look like a pg_lsn and a bigint:
- * both go back into the next query.
- */
-static void
-take_position(Follower *f, const PGresult *result, int lsn_column, int timeline_column,
-			  const char *what)
-{
-	const char *timeline = PQgetvalue(result, 0, timeline_column);
-	int			timeline_len = PQgetlength(result, 0, timeline_column);
-
-	if (PQgetisnull(result, 0, timeline_column) || timeline_len < 1 ||
-		timeline_len >= (int) sizeof(f->timeline) ||
-		strspn(timeline, "0123456789") != (size_t) timeline_len)
-		fail(EXIT_DATA, what, "the server returned no timeline");
-	take_lsn(f->lsn, sizeof(f->lsn), result, lsn_column, what);
-	memcpy(f->timeline, timeline, timeline_len);
-	f->timeline[timeline_len] = '\0';
-}
-
-/* A new snapshot into f->copy; *bytes its size. */
-static bool
-load_snapshot(Follower *f, size_t *bytes)
-{
-	const char *params[] = {f->index};
-	PGresult   *result;
-	bfc_error	err;
-	bfc_filter *copy;
-
-	result = query_row(f, "SELECT lsn::text, filter::bytea, timeline::text, build::text "
-					   "FROM bloom_index_snapshot($1::regclass)",
-					   1, params, 4, "bloom_index_snapshot");
-	if (result == NULL)
-		return false;
-	if (PQgetisnull(result, 0, 1))
-		fail(EXIT_DATA, "bloom_index_snapshot", "the server returned no filter");
-	copy = bfc_from_bytes(PQgetvalue(result, 0, 1), (size_t) PQgetlength(result, 0, 1), &err);
-	if (copy == NULL)
-		fail(err.code == BFC_ERR_NOMEM ? EXIT_IO : EXIT_DATA, "bloom_index_snapshot", err.message);
-	take_position(f, result, 0, 2, "bloom_index_snapshot");
-	f->has_build = !PQgetisnull(result, 0, 3);
-	if (f->has_build)
-		take_lsn(f->build, sizeof(f->build), result, 3, "bloom_index_snapshot");
-	*bytes = (size_t) PQgetlength(result, 0, 1);
-	PQclear(result);
-	bfc_free(f->copy);
-	f->copy = copy;
-	return true;
-}
-
-/*
- * One round: the changes since the copy's position applied, or a snapshot
- * when there is no copy, the server says to reload, or the delta does not
- * fit the copy.  False, the copy as it was, when the server could not be
- * asked.
- */
-static bool
-sync_round(Follower *f, bool *reloaded, size_t *bytes)
-{
-	const char *params[] = {f->index, f->lsn, f->timeline, f->has_build ? f->build : NULL};
-	PGresult   *result;
-	bfc_error	err;
-
-	if (!connect_follower(f))
-		return false;
-	*reloaded = true;
-	if (f->copy != NULL)
-	{
-		result = query_row(f, "SELECT upto::text, reload, delta, timeline::text "
-						   "FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint, "
-						   "$4::pg_lsn)",
-						   4, params, 4, "bloom_index_changes");
-		if (result == NULL)
-			return false;
-		if (PQgetisnull(result, 0, 1) || PQgetlength(result, 0, 1) != 1)
-			fail(EXIT_DATA, "bloom_index_changes", "the server returned no reload flag");
-		if (PQgetvalue(result, 0, 1)[0] == 0)
-		{
-			if (PQgetisnull(result, 0, 2))
-				fail(EXIT_DATA, "bloom_index_changes", "the server returned no delta");
-			*bytes = (size_t) PQgetlength(result, 0, 2);
-			if (bfc_apply_changes(f->copy, PQgetvalue(result, 0, 2), *bytes, &err) == 0)
-			{
-				take_position(f, result, 0, 3, "bloom_index_changes");
-				PQclear(result);
-				*reloaded = false;
-				return true;
-			}
-			if (err.code == BFC_ERR_NOMEM)
-				fail(EXIT_IO, "bloom_index_changes", err.message);
-			warn_sync("delta refused, loading a snapshot instead", err.message);
-		}
-		PQclear(result);
-	}
-	return load_snapshot(f, bytes);
-}
-
-/*
- * Replaces path by the filter, atomically: a new file in the same
- * directory, flushed to disk, renamed over it, and the directory flushed,
- * so that a reader (or a crash) sees the old file or the new, never a part.
- * The file's times are as_of, when the copy's data was current: readers
- * bound its staleness by its modification time, and a round that took
- * long (a slow link, a large snapshot) must not make it look younger.
- */
-static void
-replace_file(const char *path, const bfc_filter *filter, Form form, mode_t mode,
-			 const struct timespec *as_of)
-{
-	struct timespec times[2];
-	size_t		len = strlen(path);
-	char	   *temp = malloc(len + sizeof(".XXXXXX"));
-	char	   *dir_path = strdup(path);
-	int			fd;
-	int			dir;
-	FILE	   *out;
-
-	if (temp == NULL || dir_path == NULL)
+	memset(o, 0, sizeof(*o));
+	o->form = FORM_DEFAULT;
+	o->args = calloc(argc, sizeof(char *));
+	if (o->args == NULL)
 		fail(EXIT_IO, NULL, "out of memory");
-	memcpy(temp, path, len);
-	memcpy(temp + len, ".XXXXXX", sizeof(".XXXXXX"));
-	fd = mkstemp(temp);
-	if (fd < 0)
-		fail(EXIT_IO, path, strerror(errno));
-	pending_temp = temp;
-	if (fchmod(fd, mode) != 0 || (out = fdopen(fd, "wb")) == NULL)
-		fail(EXIT_IO, temp, strerror(errno));
-	write_filter_to(out, temp, filter, form);
-	times[0] = times[1] = *as_of;
-	if (fflush(out) != 0 || futimens(fileno(out), times) != 0 ||
-		fsync(fileno(out)) != 0 || fclose(out) != 0)
-		fail(EXIT_IO, temp, strerror(errno));
-	if (rename(temp, path) != 0)
-		fail(EXIT_IO, path, strerror(errno));
-	pending_temp = NULL;
-	free(temp);
-	dir = open(dirname(dir_path), O_RDONLY | O_DIRECTORY);
-	if (dir >= 0)
+	for (int i = 2; i < argc; i++)
 	{
-		(void) fsync(dir);		/* the rename is done; this only makes it durable */
-		close(dir);
-	}
-	free(dir_path);
-}
+		const char *arg = argv[i];
+		char		message[200];
 
-static void
-add_seconds(struct timespec *at, double seconds)
-{
-	double		whole = floor(seconds);
-
-	at->tv_sec += (time_t) whole;
-	at->tv_nsec += (long) ((seconds - whole) * 1e9);
-	if (at->tv_nsec >= 1000000000L)
-	{
-		at->tv_sec++;
-		at->tv_nsec -= 1000000000L;
-	}
-}
-
-static int
-command_sync(char **args, int nargs, const char *interval_text, const char *count_text,
-			 Form form)
-{
-	Follower	f;
-	double		interval = 1.0;
-	long		count = 0;
-	long		done = 0;
-	char	   *end;
-	char	   *message = NULL;
-	PQconninfoOption *options;
-	mode_t		mask;
-	struct timespec next;
-
-	if (nargs != 3)
-		fail_usage("sync takes CONNINFO, INDEX and FILE");
-	if (strcmp(args[2], "-") == 0)
-		fail_usage("sync replaces a file: FILE cannot be -");
-	if (interval_text != NULL)
-	{
-		interval = strtod(interval_text, &end);
-		if (*end != '\0' || end == interval_text || !(interval > 0 && interval <= 86400 * 365))
-			fail_usage("--interval must be a positive number of seconds");
-	}
-	if (count_text != NULL)
-	{
-		errno = 0;
-		count = strtol(count_text, &end, 10);
-		if (errno != 0 || *end != '\0' || end == count_text || count < 1)
-			fail_usage("--count must be a positive integer");
-	}
-	/* a connection string that cannot parse will never connect */
-	options = PQconninfoParse(args[0], &message);
-	if (options == NULL)
-	{
-		char		text[400];
-
-		size_t		len;
-
-		snprintf(text, sizeof(text), "CONNINFO: %s", message ? message : "out of memory");
-		len = strlen(text);
-		while (len > 0 && text[len - 1] == '\n')
-			text[--len] = '\0';
-		PQfreemem(message);
-		fail_usage(text);
-	}
-	PQconninfoFree(options);
-
-	memset(&f, 0, sizeof(f));
-	f.conninfo = args[0];
-	f.index = args[1];
-	f.file = args[2];
-	f.form = form == FORM_DEFAULT ? FORM_BINARY : form;
-	mask = umask(0);
-	umask(mask);
-	atexit(remove_pending_temp);
-	signal(SIGTERM, stop_on_signal);
-	signal(SIGINT, stop_on_signal);
-	signal(SIGHUP, stop_on_signal);
-
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	for (;;)
-	{
-		bool		reloaded;
-		size_t		bytes;
-		struct timespec started;
-
-		/* before the server takes the position: the file never looks younger than its data */
-		clock_gettime(CLOCK_REALTIME, &started);
-		if (sync_round(&f, &reloaded, &bytes))
+		/* keys may start with "-": after "--" nothing is an option */
+		if (options_done || arg[0] != '-' || arg[1] != '-')
+			o->args[o->nargs++] = argv[i];
+		else if (strcmp(arg, "--") == 0)
+			options_done = true;
+		else if (strcmp(arg, "--help") == 0)
+			print_help();
+		else if (strcmp(arg, "--v1-utf8") == 0)
+			o->v1_utf8 = true;
+		else if (takes_value(arg))
 		{
-			replace_file(f.file, f.copy, f.form, 0666 & ~mask, &started);
-			printf("synced %s %s %zu\n", f.lsn, reloaded ? "reload" : "delta", bytes);
-			if (fflush(stdout) != 0)
-				fail(EXIT_IO, "stdout", strerror(errno));
-			if (count > 0 && ++done >= count)
-				break;
+			if (i + 1 >= argc)
+				fail_usage("an option lacks its value");
+			take_option_value(o, arg, argv[++i]);
 		}
-		/* rounds start every interval, however long one took */
-		add_seconds(&next, interval);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
-			;
+		else
+		{
+			snprintf(message, sizeof(message), "unknown option %.100s", arg);
+			fail_usage(message);
+		}
 	}
-	PQfinish(f.conn);
-	bfc_free(f.copy);
-	return 0;
+}
+
+/* Runs the command named by argv[1]. */
+static int
+run_command(const char *command, const Options *o)
+{
+	if (strcmp(command, "build") != 0 &&
+		(o->kind != NULL || o->capacity != NULL || o->fpr != NULL || o->growth != NULL))
+		fail_usage("--kind, --capacity, --fpr and --growth are options of build");
+	if (strcmp(command, "sync") != 0 && (o->interval != NULL || o->count != NULL))
+		fail_usage("--interval and --count are options of sync");
+	if (strcmp(command, "info") == 0)
+		return command_info(o->args, o->nargs, o->v1_utf8);
+	if (strcmp(command, "contains") == 0)
+		return command_contains(o->args, o->nargs, o->v1_utf8);
+	if (strcmp(command, "add") == 0)
+		return command_add(o->args, o->nargs, o->form, o->v1_utf8);
+	if (strcmp(command, "build") == 0)
+		return command_build(o->args, o->nargs, o->kind, o->capacity, o->fpr, o->growth,
+							 o->form);
+	if (strcmp(command, "union") == 0)
+		return command_union(o->args, o->nargs, o->form, o->v1_utf8);
+	if (strcmp(command, "convert") == 0)
+		return command_convert(o->args, o->nargs, o->form);
+	if (strcmp(command, "sync") == 0)
+		return command_sync(o->args, o->nargs, o->interval, o->count, o->form);
+	fail_usage("unknown command");
 }
 
 int
 main(int argc, char **argv)
 {
-	const char *command;
-	char	  **args;
-	int			nargs = 0;
-	const char *kind = NULL;
-	const char *capacity = NULL;
-	const char *fpr = NULL;
-	const char *growth = NULL;
-	const char *interval = NULL;
-	const char *count = NULL;
-	Form		form = FORM_DEFAULT;
-	bool		v1_utf8 = false;
-	bool		options_done = false;
 	static char stdout_buffer[1 << 16];
+	Options		options;
 
 	setvbuf(stdout, stdout_buffer, _IOFBF, sizeof(stdout_buffer));
 	if (argc < 2)
 		fail_usage("no command");
-	command = argv[1];
-	if (strcmp(command, "--help") == 0 || strcmp(command, "-h") == 0)
-	{
-		usage(stdout);
-		fflush(stdout);
-		return 0;
-	}
-	if (strcmp(command, "--version") == 0)
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
+		print_help();
+	if (strcmp(argv[1], "--version") == 0)
 	{
 		printf("bloomfilter-cli %s\n", BFC_VERSION);
 		fflush(stdout);
 		return 0;
 	}
-
-	args = calloc(argc, sizeof(char *));
-	if (args == NULL)
-		fail(EXIT_IO, NULL, "out of memory");
-	for (int i = 2; i < argc; i++)
-	{
-		const char *arg = argv[i];
-
-		/* keys may start with "-": after "--" nothing is an option */
-		if (options_done || arg[0] != '-' || arg[1] != '-')
-		{
-			args[nargs++] = argv[i];
-			continue;
-		}
-		if (strcmp(arg, "--") == 0)
-			options_done = true;
-		else if (strcmp(arg, "--help") == 0)
-		{
-			usage(stdout);
-			fflush(stdout);
-			return 0;
-		}
-		else if (strcmp(arg, "--v1-utf8") == 0)
-			v1_utf8 = true;
-		else if (strcmp(arg, "--kind") == 0 || strcmp(arg, "--capacity") == 0 ||
-				 strcmp(arg, "--fpr") == 0 || strcmp(arg, "--growth") == 0 ||
-				 strcmp(arg, "--format") == 0 || strcmp(arg, "--interval") == 0 ||
-				 strcmp(arg, "--count") == 0)
-		{
-			const char *value;
-
-			if (i + 1 >= argc)
-				fail_usage("an option lacks its value");
-			value = argv[++i];
-			if (strcmp(arg, "--kind") == 0)
-				kind = value;
-			else if (strcmp(arg, "--capacity") == 0)
-				capacity = value;
-			else if (strcmp(arg, "--fpr") == 0)
-				fpr = value;
-			else if (strcmp(arg, "--growth") == 0)
-				growth = value;
-			else if (strcmp(arg, "--interval") == 0)
-				interval = value;
-			else if (strcmp(arg, "--count") == 0)
-				count = value;
-			else if (strcmp(value, "binary") == 0)
-				form = FORM_BINARY;
-			else if (strcmp(value, "text") == 0)
-				form = FORM_TEXT;
-			else if (strcmp(value, "hex") == 0)
-				form = FORM_HEX;
-			else
-				fail_usage("--format must be binary, text or hex");
-		}
-		else
-		{
-			char		message[200];
-
-			snprintf(message, sizeof(message), "unknown option %.100s", arg);
-			fail_usage(message);
-		}
-	}
-
-	if (strcmp(command, "build") != 0 &&
-		(kind != NULL || capacity != NULL || fpr != NULL || growth != NULL))
-		fail_usage("--kind, --capacity, --fpr and --growth are options of build");
-	if (strcmp(command, "sync") != 0 && (interval != NULL || count != NULL))
-		fail_usage("--interval and --count are options of sync");
-	if (strcmp(command, "info") == 0)
-		return command_info(args, nargs, v1_utf8);
-	if (strcmp(command, "contains") == 0)
-		return command_contains(args, nargs, v1_utf8);
-	if (strcmp(command, "add") == 0)
-		return command_add(args, nargs, form, v1_utf8);
-	if (strcmp(command, "build") == 0)
-		return command_build(args, nargs, kind, capacity, fpr, growth, form);
-	if (strcmp(command, "union") == 0)
-		return command_union(args, nargs, form, v1_utf8);
-	if (strcmp(command, "convert") == 0)
-		return command_convert(args, nargs, form);
-	if (strcmp(command, "sync") == 0)
-		return command_sync(args, nargs, interval, count, form);
-	fail_usage("unknown command");
-	return EXIT_USAGE;
+	parse_arguments(argc, argv, &options);
+	return run_command(argv[1], &options);
 }
