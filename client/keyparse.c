@@ -142,13 +142,21 @@ number_special(const char *rest, size_t len, uint16_t sign, BfcNumber *out)
 	return 0;
 }
 
+static int
+number_overflow(const char *text, size_t len, bfc_error *err)
+{
+	bfc_fail(err, BFC_ERR_KEY, "value overflows numeric format: \"%.*s\"",
+			 (int) (len > QUOTED ? QUOTED : len), text);
+	return -1;
+}
+
 /*
- * Reads a number as numeric_in does, into numeric's parts: the decimal
- * digits and the position of the decimal point (moved by the exponent)
- * give the base-10000 digits and their weight.
+ * NaN and the infinities, spelled as numeric_in takes them, alone between
+ * blanks: 1 and *out set when p starts with one, -1 if something follows
+ * it, 0 when it is no such word.
  */
-int
-bfc_parse_number(const char *text, size_t len, BfcNumber *out, bfc_error *err)
+static int
+number_special_word(const char *p, const char *end, BfcNumber *out)
 {
 	static const struct
 	{
@@ -160,55 +168,83 @@ bfc_parse_number(const char *text, size_t len, BfcNumber *out, bfc_error *err)
 		{"+Infinity", BF_NUMERIC_PINF}, {"-Infinity", BF_NUMERIC_NINF},
 		{"inf", BF_NUMERIC_PINF}, {"+inf", BF_NUMERIC_PINF}, {"-inf", BF_NUMERIC_NINF},
 	};
-	const char *p = text;
-	const char *end = text + len;
-	const char *first_digit;
-	bool		negative = false;
-	bool		seen_point = false;
-	int64_t		int_digits = 0;
-	int64_t		frac_digits = 0;
-	int64_t		exponent = 0;
-	int64_t		point;			/* decimal digits before the point */
-	int64_t		dscale;
-	size_t		ndec = 0;
-	size_t		lead;
-	size_t		last;
-	int64_t		pad;
-	int64_t		weight;
-	size_t		ndigits;
 
-	memset(out, 0, sizeof(*out));
-	out->digits = out->local;
-	while (p < end && is_space(*p))
-		p++;
 	for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); i++)
 		if (starts_with_ci(p, end - p, specials[i].word))
 		{
 			size_t		n = strlen(specials[i].word);
 
-			if (number_special(p + n, end - p - n, specials[i].sign, out) != 0)
-				return number_syntax(text, len, err);
-			return 0;
+			return number_special(p + n, end - p - n, specials[i].sign, out) == 0 ? 1 : -1;
 		}
+	return 0;
+}
 
+/* A number's spelling, read: its sign, digits and exponent. */
+typedef struct NumberSpelling
+{
+	bool		negative;
+	const char *first_digit;
+	int64_t		int_digits;		/* before the point */
+	int64_t		frac_digits;	/* after it */
+	int64_t		exponent;
+} NumberSpelling;
+
+/*
+ * The exponent after "e" at *p, as strtol reads it (blanks and a sign may
+ * precede the digits): 0, -1 for no digits, -2 when it overflows.
+ */
+static int
+read_exponent(const char **p, const char *end, int64_t *exponent)
+{
+	bool		negative = false;
+	const char *digits;
+
+	while (*p < end && is_space(**p))
+		(*p)++;
+	if (*p < end && (**p == '+' || **p == '-'))
+		negative = *(*p)++ == '-';
+	digits = *p;
+	for (; *p < end && is_digit(**p); (*p)++)
+		if (*exponent < INT_MAX)
+			*exponent = *exponent * 10 + (**p - '0');
+	if (*p == digits)
+		return -1;
+	if (*exponent >= INT_MAX / 2)
+		return -2;
+	if (negative)
+		*exponent = -*exponent;
+	return 0;
+}
+
+/*
+ * Reads [p, end) after its leading blanks: a sign, digits with at most one
+ * point, an exponent, trailing blanks.  0, -1 for bad syntax, -2 for an
+ * exponent that overflows.
+ */
+static int
+read_number_spelling(const char *p, const char *end, NumberSpelling *spelling)
+{
+	bool		seen_point = false;
+
+	memset(spelling, 0, sizeof(*spelling));
 	if (p < end && (*p == '+' || *p == '-'))
-		negative = *p++ == '-';
+		spelling->negative = *p++ == '-';
 	if (p < end && *p == '.')
 	{
 		seen_point = true;
 		p++;
 	}
 	if (p >= end || !is_digit(*p))
-		return number_syntax(text, len, err);
-	first_digit = p;
+		return -1;
+	spelling->first_digit = p;
 	for (; p < end; p++)
 	{
 		if (is_digit(*p))
 		{
 			if (seen_point)
-				frac_digits++;
+				spelling->frac_digits++;
 			else
-				int_digits++;
+				spelling->int_digits++;
 		}
 		else if (*p == '.' && !seen_point)
 			seen_point = true;
@@ -217,114 +253,137 @@ bfc_parse_number(const char *text, size_t len, BfcNumber *out, bfc_error *err)
 	}
 	if (p < end && (*p == 'e' || *p == 'E'))
 	{
-		bool		exponent_negative = false;
-		const char *exponent_digits;
+		int			status;
 
-		/* as strtol reads it: blanks and a sign may precede the digits */
 		p++;
-		while (p < end && is_space(*p))
-			p++;
-		if (p < end && (*p == '+' || *p == '-'))
-			exponent_negative = *p++ == '-';
-		exponent_digits = p;
-		for (; p < end && is_digit(*p); p++)
-			if (exponent < INT_MAX)
-				exponent = exponent * 10 + (*p - '0');
-		if (p == exponent_digits)
-			return number_syntax(text, len, err);
-		if (exponent >= INT_MAX / 2)
-		{
-			bfc_fail(err, BFC_ERR_KEY, "value overflows numeric format: \"%.*s\"",
-					 (int) (len > QUOTED ? QUOTED : len), text);
-			return -1;
-		}
-		if (exponent_negative)
-			exponent = -exponent;
+		status = read_exponent(&p, end, &spelling->exponent);
+		if (status != 0)
+			return status;
 	}
 	for (; p < end; p++)
 		if (!is_space(*p))
-			return number_syntax(text, len, err);
-
-	/* the decimal digits, without the point; zeros at both ends dropped */
-	point = int_digits + exponent;
-	dscale = frac_digits - exponent;
-	if (dscale < 0)
-		dscale = 0;
-	{
-		char		dec_local[64];
-		size_t		total = (size_t) (int_digits + frac_digits);
-		char	   *dec = total <= sizeof(dec_local) ? dec_local : malloc(total);
-		const char *q;
-
-		if (dec == NULL)
-		{
-			bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
 			return -1;
-		}
-		for (q = first_digit; ndec < (size_t) (int_digits + frac_digits); q++)
-			if (is_digit(*q))
-				dec[ndec++] = (char) (*q - '0');
-		for (lead = 0; lead < ndec && dec[lead] == 0; lead++)
-			;
-		for (last = ndec; last > lead && dec[last - 1] == 0; last--)
-			;
-		if (lead == last)
-		{
-			weight = 0;
-			ndigits = 0;
-		}
-		else
-		{
-			point -= (int64_t) lead;
-			/* pad on the left so that the point falls between groups of 4 */
-			pad = (4 - ((point % 4) + 4) % 4) % 4;
-			weight = (point + pad) / 4 - 1;
-			ndigits = (size_t) ((pad + (int64_t) (last - lead) + 3) / 4);
-			if (weight > NUMERIC_WEIGHT_LIMIT || weight < -NUMERIC_WEIGHT_LIMIT - 1)
-			{
-				if (dec != dec_local)
-					free(dec);
-				bfc_fail(err, BFC_ERR_KEY, "value overflows numeric format: \"%.*s\"",
-						 (int) (len > QUOTED ? QUOTED : len), text);
-				return -1;
-			}
-			if (ndigits > sizeof(out->local) / sizeof(out->local[0]))
-			{
-				out->heap = malloc(ndigits * sizeof(uint16_t));
-				if (out->heap == NULL)
-				{
-					if (dec != dec_local)
-						free(dec);
-					bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
-					return -1;
-				}
-				out->digits = out->heap;
-			}
-			for (size_t g = 0; g < ndigits; g++)
-			{
-				uint16_t	digit = 0;
+	return 0;
+}
 
-				for (int j = 0; j < 4; j++)
-				{
-					int64_t		at = (int64_t) (g * 4 + j) - pad + (int64_t) lead;
+/*
+ * The decimal digits dec[lead..last) with the point after the first point
+ * of them, as base-10000 digits in out (its own buffer, or the heap):
+ * padded on the left so that the point falls between groups of 4.  0, -1
+ * when the weight overflows numeric's, -2 out of memory.
+ */
+static int
+decimal_to_groups(const char *dec, size_t lead, size_t last, int64_t point,
+				  BfcNumber *out, int64_t *weight, size_t *ndigits)
+{
+	int64_t		pad = (4 - ((point % 4) + 4) % 4) % 4;
 
-					digit = (uint16_t) (digit * 10 +
-										(at >= (int64_t) lead && at < (int64_t) last ? dec[at] : 0));
-				}
-				out->digits[g] = digit;
-			}
-		}
-		if (dec != dec_local)
-			free(dec);
+	*weight = (point + pad) / 4 - 1;
+	*ndigits = (size_t) ((pad + (int64_t) (last - lead) + 3) / 4);
+	if (*weight > NUMERIC_WEIGHT_LIMIT || *weight < -NUMERIC_WEIGHT_LIMIT - 1)
+		return -1;
+	if (*ndigits > sizeof(out->local) / sizeof(out->local[0]))
+	{
+		out->heap = malloc(*ndigits * sizeof(uint16_t));
+		if (out->heap == NULL)
+			return -2;
+		out->digits = out->heap;
 	}
+	for (size_t g = 0; g < *ndigits; g++)
+	{
+		uint16_t	digit = 0;
+
+		for (int j = 0; j < 4; j++)
+		{
+			int64_t		at = (int64_t) (g * 4 + j) - pad + (int64_t) lead;
+
+			digit = (uint16_t) (digit * 10 +
+								(at >= (int64_t) lead && at < (int64_t) last ? dec[at] : 0));
+		}
+		out->digits[g] = digit;
+	}
+	return 0;
+}
+
+/*
+ * The spelling's digits as numeric's: the decimal digits without the
+ * point, zeros at both ends dropped, then in groups (decimal_to_groups).
+ * 0, -1 when the weight overflows, -2 out of memory.
+ */
+static int
+spelling_to_digits(const NumberSpelling *spelling, BfcNumber *out, int64_t *weight,
+				   size_t *ndigits)
+{
+	char		dec_local[64];
+	size_t		total = (size_t) (spelling->int_digits + spelling->frac_digits);
+	char	   *dec = total <= sizeof(dec_local) ? dec_local : malloc(total);
+	int64_t		point = spelling->int_digits + spelling->exponent;
+	size_t		ndec = 0;
+	size_t		lead;
+	size_t		last;
+	int			status = 0;
+
+	if (dec == NULL)
+		return -2;
+	for (const char *q = spelling->first_digit; ndec < total; q++)
+		if (is_digit(*q))
+			dec[ndec++] = (char) (*q - '0');
+	for (lead = 0; lead < ndec && dec[lead] == 0; lead++)
+		;
+	for (last = ndec; last > lead && dec[last - 1] == 0; last--)
+		;
+	*weight = 0;
+	*ndigits = 0;
+	if (lead < last)
+		status = decimal_to_groups(dec, lead, last, point - (int64_t) lead, out, weight,
+								   ndigits);
+	if (dec != dec_local)
+		free(dec);
+	return status;
+}
+
+/*
+ * Reads a number as numeric_in does, into numeric's parts: the decimal
+ * digits and the position of the decimal point (moved by the exponent)
+ * give the base-10000 digits and their weight.
+ */
+int
+bfc_parse_number(const char *text, size_t len, BfcNumber *out, bfc_error *err)
+{
+	const char *p = text;
+	const char *end = text + len;
+	NumberSpelling spelling;
+	int64_t		dscale;
+	int64_t		weight;
+	size_t		ndigits;
+	int			status;
+
+	memset(out, 0, sizeof(*out));
+	out->digits = out->local;
+	while (p < end && is_space(*p))
+		p++;
+	status = number_special_word(p, end, out);
+	if (status != 0)
+		return status > 0 ? 0 : number_syntax(text, len, err);
+
+	status = read_number_spelling(p, end, &spelling);
+	if (status != 0)
+		return status == -2 ? number_overflow(text, len, err) : number_syntax(text, len, err);
+	status = spelling_to_digits(&spelling, out, &weight, &ndigits);
+	if (status == -2)
+	{
+		bfc_fail(err, BFC_ERR_NOMEM, "out of memory");
+		return -1;
+	}
+	if (status != 0)
+		return number_overflow(text, len, err);
+	dscale = spelling.frac_digits - spelling.exponent;
 	if (dscale > NUMERIC_DSCALE_LIMIT)
 	{
 		bfc_number_release(out);
-		bfc_fail(err, BFC_ERR_KEY, "value overflows numeric format: \"%.*s\"",
-				 (int) (len > QUOTED ? QUOTED : len), text);
-		return -1;
+		return number_overflow(text, len, err);
 	}
-	out->sign = (negative && ndigits > 0) ? BF_NUMERIC_NEG : BF_NUMERIC_POS;
+	out->sign = (spelling.negative && ndigits > 0) ? BF_NUMERIC_NEG : BF_NUMERIC_POS;
 	out->weight = (int) weight;
 	out->ndigits = (int) ndigits;
 	return 0;
@@ -850,6 +909,88 @@ bfc_parse_date(const char *text, size_t len, int32_t *out, bfc_error *err)
 	return 0;
 }
 
+/*
+ * The time after a date's ' ' or 'T': HH:MM, then :SS and up to six digits
+ * of fraction, into micros of the day; false when it is not one.
+ */
+static bool
+read_time_of_day(const char **p, const char *end, int64_t *micros_of_day)
+{
+	int			hour;
+	int			minute;
+	int			second = 0;
+	int64_t		micro = 0;
+
+	if (!read_digits(p, end, 2, &hour) || *p >= end || *(*p)++ != ':' ||
+		!read_digits(p, end, 2, &minute))
+		return false;
+	if (*p < end && **p == ':')
+	{
+		(*p)++;
+		if (!read_digits(p, end, 2, &second))
+			return false;
+		if (*p < end && **p == '.')
+		{
+			int			ndigits = 0;
+
+			(*p)++;
+			while (*p < end && is_digit(**p) && ndigits < 7)
+			{
+				micro = micro * 10 + (*(*p)++ - '0');
+				ndigits++;
+			}
+			if (ndigits == 0 || ndigits > 6)
+				return false;
+			for (; ndigits < 6; ndigits++)
+				micro *= 10;
+		}
+	}
+	if (hour > 23 || minute > 59 || second > 59)
+		return false;
+	*micros_of_day = ((int64_t) (hour * 60 + minute) * 60 + second) * USECS_PER_SEC + micro;
+	return true;
+}
+
+/*
+ * An offset after the time, if any: an optional blank, then Z (the end of
+ * the text) or +HH, +HH:MM, +HHMM; *offset in seconds east of UTC.  False
+ * when what follows the time is no offset.
+ */
+static bool
+read_utc_offset(const char **p, const char *end, int64_t *offset, bool *has_offset)
+{
+	int			hours;
+	int			minutes = 0;
+	int			sign;
+
+	if (**p == ' ')
+		(*p)++;
+	if (*p < end && (**p == 'Z' || **p == 'z') && *p + 1 == end)
+	{
+		(*p)++;
+		*has_offset = true;
+		return true;
+	}
+	if (*p >= end || (**p != '+' && **p != '-'))
+		return true;			/* no offset: the caller sees what is left */
+	sign = *(*p)++ == '-' ? -1 : 1;
+	if (!read_digits(p, end, 2, &hours))
+		return false;
+	if (*p < end && **p == ':')
+	{
+		(*p)++;
+		if (!read_digits(p, end, 2, &minutes))
+			return false;
+	}
+	else if (*p < end && !read_digits(p, end, 2, &minutes))
+		return false;
+	if (hours > 15 || minutes > 59)
+		return false;
+	*offset = sign * ((int64_t) hours * 3600 + minutes * 60);
+	*has_offset = true;
+	return true;
+}
+
 int
 bfc_parse_timestamp(const char *text, size_t len, bool with_zone, int64_t *out,
 					bfc_error *err)
@@ -860,12 +1001,8 @@ bfc_parse_timestamp(const char *text, size_t len, bool with_zone, int64_t *out,
 	const char *p;
 	const char *end;
 	int64_t		days;
-	int			hour = 0;
-	int			minute = 0;
-	int			second = 0;
-	int64_t		micro = 0;
+	int64_t		micros_of_day = 0;
 	int64_t		offset = 0;		/* seconds east of UTC */
-	bool		has_time = false;
 	bool		has_offset = false;
 
 	trim_spaces(&s, &n);
@@ -892,68 +1029,12 @@ bfc_parse_timestamp(const char *text, size_t len, bool with_zone, int64_t *out,
 	if (p < end && (*p == ' ' || *p == 'T'))
 	{
 		p++;
-		has_time = true;
-		if (!read_digits(&p, end, 2, &hour) || p >= end || *p++ != ':' ||
-			!read_digits(&p, end, 2, &minute))
+		if (!read_time_of_day(&p, end, &micros_of_day) ||
+			(p < end && !read_utc_offset(&p, end, &offset, &has_offset)))
 			return datetime_refused(type, text, len, err);
-		if (p < end && *p == ':')
-		{
-			p++;
-			if (!read_digits(&p, end, 2, &second))
-				return datetime_refused(type, text, len, err);
-			if (p < end && *p == '.')
-			{
-				int			ndigits = 0;
-
-				p++;
-				while (p < end && is_digit(*p) && ndigits < 7)
-				{
-					micro = micro * 10 + (*p++ - '0');
-					ndigits++;
-				}
-				if (ndigits == 0 || ndigits > 6)
-					return datetime_refused(type, text, len, err);
-				for (; ndigits < 6; ndigits++)
-					micro *= 10;
-			}
-		}
-		if (hour > 23 || minute > 59 || second > 59)
-			return datetime_refused(type, text, len, err);
-	}
-	if (p < end && has_time)
-	{
-		int			offset_hours;
-		int			offset_minutes = 0;
-		int			sign;
-
-		if (*p == ' ')
-			p++;
-		if (p < end && (*p == 'Z' || *p == 'z') && p + 1 == end)
-		{
-			p++;
-			has_offset = true;
-		}
-		else if (p < end && (*p == '+' || *p == '-'))
-		{
-			sign = *p++ == '-' ? -1 : 1;
-			if (!read_digits(&p, end, 2, &offset_hours))
-				return datetime_refused(type, text, len, err);
-			if (p < end && *p == ':')
-			{
-				p++;
-				if (!read_digits(&p, end, 2, &offset_minutes))
-					return datetime_refused(type, text, len, err);
-			}
-			else if (p < end && !read_digits(&p, end, 2, &offset_minutes))
-				return datetime_refused(type, text, len, err);
-			if (offset_hours > 15 || offset_minutes > 59)
-				return datetime_refused(type, text, len, err);
-			offset = sign * ((int64_t) offset_hours * 3600 + offset_minutes * 60);
-			has_offset = true;
-		}
 	}
 	if (p != end || has_offset != with_zone)
 		return datetime_refused(type, text, len, err);
-	*out = (((days * 24 + hour) * 60 + minute) * 60 + second - offset) * USECS_PER_SEC + micro;
+	*out = (days * SECS_PER_DAY - offset) * USECS_PER_SEC + micros_of_day;
 	return 0;
 }

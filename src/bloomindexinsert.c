@@ -336,6 +336,132 @@ KeepShapesApart(Relation index, InsertCache *cache)
 }
 
 /*
+ * The key's hash, under the index's seed and format.  Hashing may look up
+ * the catalogs (an encoding conversion, a type's hash function), and an
+ * invalidation met there would free rd_amcache under us: the cache is
+ * taken out of the relcache entry meanwhile.  It lives in rd_indexcxt,
+ * which a reload of an open index keeps.
+ */
+static uint64
+HashForInsert(Relation index, InsertCache *cache, Datum value)
+{
+	uint64		hash;
+
+	index->rd_amcache = NULL;
+	/* the tag of the shape the key is hashed under (KeyHash keeps to it) */
+	KeyTypeFollowShape(&cache->key);
+	hash = KeyHash(&cache->key, value, cache->layout.header.seed,
+				   cache->layout.header.version);
+	index->rd_amcache = cache;
+	if (cache->key.has_shape)
+		KeepShapesApart(index, cache);
+	return hash;
+}
+
+/* Where a key's bits go: its block of the last segment, its page locked. */
+typedef struct InsertTarget
+{
+	const BloomIndexSegment *segment;
+	Buffer		buffer;
+	Page		page;
+	uint32		slot;
+	uint8	   *block;
+} InsertTarget;
+
+/*
+ * Finds and locks the block the key goes to, growing the index first when
+ * its last segment is full; false (nothing locked) when the key needs no
+ * room: a chain that may hold it already.
+ */
+static bool
+LockTargetBlock(Relation index, InsertCache *cache, uint64 hash, InsertTarget *target)
+{
+	bool		growth_checked = false;
+	BlockNumber pageno;
+
+	if (cache->near_full)
+	{
+		uint32		had = cache->layout.header.nsegments;
+
+		ReadMeta(index, &cache->layout);
+		cache->near_full = cache->layout.header.nsegments == had;
+	}
+	for (;;)
+	{
+		uint32		had = cache->layout.header.nsegments;
+
+		target->segment = LastSegment(&cache->layout);
+		if (SegmentsHold(index, &cache->layout, had - 1, hash))
+			return false;
+		BlockOfHash(target->segment, hash, &pageno, &target->slot);
+		target->buffer = ReadBuffer(index, pageno);
+		LockBuffer(target->buffer, BUFFER_LOCK_EXCLUSIVE);
+		target->page = BufferGetPage(target->buffer);
+		target->block = PageBlocks(target->page) + (Size) target->slot * BF_BLOCK_BYTES;
+		if (bf_is_chain(&cache->layout.header) &&
+			bf_block_test(target->block, hash, target->segment->k))
+		{
+			UnlockReleaseBuffer(target->buffer);
+			return false;
+		}
+		if (growth_checked ||
+			!GrowthCheckDue(cache, target->segment, PageOpaque(target->page)->inserted))
+			return true;
+		UnlockReleaseBuffer(target->buffer);
+		GrowIfFull(index, cache);
+		/* a segment that is not full after all takes the key */
+		growth_checked = cache->layout.header.nsegments == had;
+		cache->near_full = growth_checked && !cache->cannot_grow;
+	}
+}
+
+/*
+ * Sets the key's bits in the locked block and appends its change log
+ * entry, in one WAL record, so that no copy can have the one without the
+ * other; releases the buffers.  Returns the page's count of keys.
+ */
+static uint64
+SetAndLog(Relation index, InsertCache *cache, uint64 hash, InsertTarget *target)
+{
+	Page		page = target->page;
+	uint8		block_before[BF_BLOCK_BYTES];
+	BloomIndexOpaque opaque_before;
+	Buffer		logbuf = InvalidBuffer;
+	Size		entry_offset = 0;
+	uint64		page_count;
+
+	if (cache->layout.log.npages > 0)
+		logbuf = LockLogHead(index, &cache->layout);
+	memcpy(block_before, target->block, BF_BLOCK_BYTES);
+	opaque_before = *PageOpaque(page);
+	START_CRIT_SECTION();
+	bf_block_add(target->block, hash, target->segment->k);
+	page_count = ++PageOpaque(page)->inserted;
+	MarkBufferDirty(target->buffer);
+	if (BufferIsValid(logbuf))
+	{
+		LogAppend(BufferGetPage(logbuf), cache->layout.header.nsegments - 1, hash,
+				  &entry_offset);
+		MarkBufferDirty(logbuf);
+	}
+	if (RelationNeedsWAL(index))
+	{
+		/* PageSetLSN evaluates its argument twice before PostgreSQL 16 */
+		XLogRecPtr	lsn = LogInsert(target->buffer, page, target->slot, block_before,
+									&opaque_before, logbuf, entry_offset);
+
+		PageSetLSN(page, lsn);
+		if (BufferIsValid(logbuf))
+			PageSetLSN(BufferGetPage(logbuf), lsn);
+	}
+	END_CRIT_SECTION();
+	if (BufferIsValid(logbuf))
+		UnlockReleaseBuffer(logbuf);
+	UnlockReleaseBuffer(target->buffer);
+	return page_count;
+}
+
+/*
  * Sets the key's bits in its one block of the last segment.  The buffer
  * lock lasts for the bit update only; no lock is held to the end of the
  * transaction.  In a chain, as in a chained value, a key the chain may
@@ -349,103 +475,19 @@ bloomindex_insert(Relation index, Datum *values, bool *isnull, ItemPointer ht_ct
 				  IndexInfo *indexInfo)
 {
 	InsertCache *cache;
-	const BloomIndexSegment *segment;
-	BlockNumber pageno;
-	uint32		slot;
+	InsertTarget target;
 	uint64		hash;
 	uint64		page_count;
-	Buffer		buffer;
-	Page		page;
-	uint8	   *block;
-	uint8		block_before[BF_BLOCK_BYTES];
-	BloomIndexOpaque opaque_before;
-	bool		growth_checked = false;
-	Buffer		logbuf = InvalidBuffer;
-	Size		entry_offset = 0;
 
 	if (isnull[0])
 		return false;
 	own_index_writes++;
-
-	/*
-	 * Hashing may look up the catalogs (an encoding conversion, a type's
-	 * hash function), and an invalidation met there would free rd_amcache
-	 * under us: the cache is taken out of the relcache entry meanwhile.  It
-	 * lives in rd_indexcxt, which a reload of an open index keeps.
-	 */
 	cache = GetInsertCache(index);
-	index->rd_amcache = NULL;
-	/* the tag of the shape the key is hashed under (KeyHash keeps to it) */
-	KeyTypeFollowShape(&cache->key);
-	hash = KeyHash(&cache->key, values[0], cache->layout.header.seed,
-				   cache->layout.header.version);
-	index->rd_amcache = cache;
-	if (cache->key.has_shape)
-		KeepShapesApart(index, cache);
-	if (cache->near_full)
-	{
-		uint32		had = cache->layout.header.nsegments;
-
-		ReadMeta(index, &cache->layout);
-		cache->near_full = cache->layout.header.nsegments == had;
-	}
-
-	for (;;)
-	{
-		uint32		had = cache->layout.header.nsegments;
-
-		segment = LastSegment(&cache->layout);
-		if (SegmentsHold(index, &cache->layout, had - 1, hash))
-			return false;
-		BlockOfHash(segment, hash, &pageno, &slot);
-		buffer = ReadBuffer(index, pageno);
-		LockBuffer(buffer, BUFFER_LOCK_EXCLUSIVE);
-		page = BufferGetPage(buffer);
-		block = PageBlocks(page) + (Size) slot * BF_BLOCK_BYTES;
-		if (bf_is_chain(&cache->layout.header) && bf_block_test(block, hash, segment->k))
-		{
-			UnlockReleaseBuffer(buffer);
-			return false;
-		}
-		if (growth_checked || !GrowthCheckDue(cache, segment, PageOpaque(page)->inserted))
-			break;
-		UnlockReleaseBuffer(buffer);
-		GrowIfFull(index, cache);
-		/* a segment that is not full after all takes the key */
-		growth_checked = cache->layout.header.nsegments == had;
-		cache->near_full = growth_checked && !cache->cannot_grow;
-	}
-
-	if (cache->layout.log.npages > 0)
-		logbuf = LockLogHead(index, &cache->layout);
-	memcpy(block_before, block, BF_BLOCK_BYTES);
-	opaque_before = *PageOpaque(page);
-	START_CRIT_SECTION();
-	bf_block_add(block, hash, segment->k);
-	page_count = ++PageOpaque(page)->inserted;
-	MarkBufferDirty(buffer);
-	if (BufferIsValid(logbuf))
-	{
-		LogAppend(BufferGetPage(logbuf), cache->layout.header.nsegments - 1, hash,
-				  &entry_offset);
-		MarkBufferDirty(logbuf);
-	}
-	if (RelationNeedsWAL(index))
-	{
-		/* PageSetLSN evaluates its argument twice before PostgreSQL 16 */
-		XLogRecPtr	lsn = LogInsert(buffer, page, slot, block_before, &opaque_before,
-									logbuf, entry_offset);
-
-		PageSetLSN(page, lsn);
-		if (BufferIsValid(logbuf))
-			PageSetLSN(BufferGetPage(logbuf), lsn);
-	}
-	END_CRIT_SECTION();
-	if (BufferIsValid(logbuf))
-		UnlockReleaseBuffer(logbuf);
-	UnlockReleaseBuffer(buffer);
-
-	if (SegmentMayBeFull(cache, segment, page_count))
+	hash = HashForInsert(index, cache, values[0]);
+	if (!LockTargetBlock(index, cache, hash, &target))
+		return false;
+	page_count = SetAndLog(index, cache, hash, &target);
+	if (SegmentMayBeFull(cache, target.segment, page_count))
 		cache->near_full = !cache->cannot_grow;
 	return false;
 }
