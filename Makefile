@@ -16,7 +16,7 @@ MODULE_big = bloomfilter
 # The pure core first (src/core/, no PostgreSQL headers), then the glue (src/).
 OBJS = src/core/bloom.o src/core/sizing.o src/core/hashbuf.o src/core/canonical.o src/core/qfilter.o \
 	src/core/delta.o \
-	src/bloomvalue.o src/largevalue.o src/bloomexpanded.o src/keykind.o src/probecache.o src/bloomprobe.o src/plannersupport.o \
+	src/bloomvalue.o src/largevalue.o src/bloomexpanded.o src/keykind.o src/keytypes.o src/probecache.o src/bloomprobe.o src/plannersupport.o \
 	src/bloomscan.o \
 	src/bloomfilter.o src/bloom_agg.o src/bloom_setagg.o src/handover.o src/hashspill.o \
 	src/qfiltervalue.o src/qfilter_sql.o src/qfilter_agg.o \
@@ -123,7 +123,7 @@ endif
 
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
 	src/core/canonical.h src/core/qfilter.h src/core/delta.h
-GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/probecache.h \
+GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/keytypes.h src/probecache.h \
 	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h src/bloomscan.h src/plannersupport.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
