@@ -90,9 +90,14 @@ rm -f "$build_log"
 count_suite "build warnings" "$log/build-count.txt"
 
 # The core builds with plain cc because it includes no PostgreSQL header:
-# one check, failed by any file of src/core that includes one.
+# one check, failed by any file of src/core that names one or that does not
+# compile with src/core as its only include directory (no PostgreSQL's).
 echo "== src/core includes no PostgreSQL header"
 grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' src/core >"$log/core-wall.txt"
+for source in src/core/*.c; do
+	cc -fsyntax-only -Wall -Werror -I src/core "$source" >>"$log/core-wall.txt" 2>&1 ||
+		echo "$source does not compile with -I src/core alone" >>"$log/core-wall.txt"
+done
 if [ -s "$log/core-wall.txt" ]; then
 	cat "$log/core-wall.txt"
 	echo "0 passed, 1 failed" >"$log/core-wall-count.txt"

@@ -1177,10 +1177,7 @@ FinalFromSpill(FunctionCallInfo fcinfo, BloomAggState *state)
 	chunk = palloc(INSERT_CHUNK * sizeof(uint64));
 	HashSpillRewind(state->spill);
 	while ((n = HashSpillRead(state->spill, chunk, INSERT_CHUNK)) > 0)
-	{
-		CHECK_FOR_INTERRUPTS();
-		bf_add_hashes(bf_bits(BloomData(bloom)), header.nblocks, header.k, chunk, n);
-	}
+		InsertHashes(bloom, &header, chunk, n);
 	pfree(chunk);
 	header.identity = state->identity;
 	BloomWriteHeader(bloom, &header);

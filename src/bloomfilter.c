@@ -484,8 +484,7 @@ bloom_info(PG_FUNCTION_ARGS)
 	BfEstimate	e;
 	char	   *environment;
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = ResultRowDesc(fcinfo);
 	BloomReadHeader(bloom, &h);
 	BloomEstimates(bloom, &h, &e);
 
@@ -552,8 +551,7 @@ bloom_params(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "return type must be a row type");
+	tupdesc = ResultRowDesc(fcinfo);
 	SizeFilter(capacity, PG_GETARG_FLOAT8(1), &h);
 	values[0] = Int64GetDatum((int64) h.nblocks * BF_BLOCK_BITS);
 	values[1] = Int64GetDatum((int64) bf_value_bytes(h.nblocks));

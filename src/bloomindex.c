@@ -20,7 +20,14 @@
 #include "bloomindex.h"
 
 static relopt_kind bloom_index_relopt_kind;
-static relopt_parse_elt bloom_index_relopt_tab[4];
+
+/* Where build_reloptions puts each option in BloomIndexOptions. */
+static const relopt_parse_elt bloom_index_relopt_tab[] = {
+	{"capacity", RELOPT_TYPE_INT, offsetof(BloomIndexOptions, capacity)},
+	{"fpr", RELOPT_TYPE_REAL, offsetof(BloomIndexOptions, fpr)},
+	{"growth", RELOPT_TYPE_INT, offsetof(BloomIndexOptions, growth)},
+	{"changelog", RELOPT_TYPE_INT, offsetof(BloomIndexOptions, changelog)},
+};
 
 void
 BloomIndexDefineOptions(void)
@@ -34,25 +41,13 @@ BloomIndexDefineOptions(void)
 	add_real_reloption(bloom_index_relopt_kind, "fpr",
 					   "Target false-positive rate",
 					   BLOOM_DEFAULT_FPR, -DBL_MAX, DBL_MAX, AccessExclusiveLock);
-	bloom_index_relopt_tab[0].optname = "capacity";
-	bloom_index_relopt_tab[0].opttype = RELOPT_TYPE_INT;
-	bloom_index_relopt_tab[0].offset = offsetof(BloomIndexOptions, capacity);
 	add_int_reloption(bloom_index_relopt_kind, "growth",
 					  "Each new segment is this many times larger (2..16); 0: a filter of fixed size",
 					  DEFAULT_INDEX_GROWTH, 0, BF_MAX_GROWTH, AccessExclusiveLock);
-	bloom_index_relopt_tab[1].optname = "fpr";
-	bloom_index_relopt_tab[1].opttype = RELOPT_TYPE_REAL;
-	bloom_index_relopt_tab[1].offset = offsetof(BloomIndexOptions, fpr);
-	bloom_index_relopt_tab[2].optname = "growth";
-	bloom_index_relopt_tab[2].opttype = RELOPT_TYPE_INT;
-	bloom_index_relopt_tab[2].offset = offsetof(BloomIndexOptions, growth);
 	/* takes effect at the next build, as the others */
 	add_int_reloption(bloom_index_relopt_kind, "changelog",
 					  "Keys the change log keeps for copies that follow the index (0: no log)",
 					  DEFAULT_INDEX_CHANGELOG, 0, MAX_INDEX_CHANGELOG, AccessExclusiveLock);
-	bloom_index_relopt_tab[3].optname = "changelog";
-	bloom_index_relopt_tab[3].opttype = RELOPT_TYPE_INT;
-	bloom_index_relopt_tab[3].offset = offsetof(BloomIndexOptions, changelog);
 }
 
 /*

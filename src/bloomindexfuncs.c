@@ -414,8 +414,7 @@ bloom_index_info(PG_FUNCTION_ARGS)
 	bool		nulls[8] = {0};
 	ListCell   *cell;
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloom_index_info must return a record");
+	desc = ResultRowDesc(fcinfo);
 	totals.none_fpr = 1.0;
 	totals.vacuumed = true;
 	foreach(cell, LeafIndexes(index))

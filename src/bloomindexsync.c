@@ -59,8 +59,7 @@ bloom_index_snapshot(PG_FUNCTION_ARGS)
 	Datum		values[4];
 	bool		nulls[4] = {0};
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloom_index_snapshot must return a record");
+	desc = ResultRowDesc(fcinfo);
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX)
 		build = IndexBuild(index);
 	values[1] = PointerGetDatum(IndexUnionSnapshot(index));
@@ -181,8 +180,7 @@ bloom_index_changes(PG_FUNCTION_ARGS)
 	since = PG_ARGISNULL(1) ? InvalidXLogRecPtr : PG_GETARG_LSN(1);
 	timeline = CurrentTimeline();
 	position = CurrentPosition();
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "bloom_index_changes must return a record");
+	desc = ResultRowDesc(fcinfo);
 	if (index->rd_rel->relkind != RELKIND_PARTITIONED_INDEX &&
 		!PG_ARGISNULL(1) && !PG_ARGISNULL(2) && !PG_ARGISNULL(3) &&
 		PG_GETARG_INT64(2) == (int64) timeline && !AheadOfPrimary(since, position))

@@ -530,6 +530,24 @@ BloomScanPathlist(PlannerInfo *root, RelOptInfo *rel, Index rti, RangeTblEntry *
 		add_partial_path(rel, (Path *) lfirst(lc));
 }
 
+/* Where the plan keeps what execution needs, by position. */
+typedef enum BloomScanExpr
+{
+	SCAN_EXPR_FILTER,			/* the filter argument of the probe */
+	SCAN_EXPR_KEY,				/* the key argument */
+	SCAN_EXPR_PROBE				/* the probe clause itself, for rechecks */
+} BloomScanExpr;
+
+typedef enum BloomScanPrivate
+{
+	SCAN_PRIVATE_NBEFORE,		/* how many quals run before the probe */
+	SCAN_PRIVATE_MAY_READ_AHEAD,	/* whether the batch may read ahead */
+	SCAN_PRIVATE_FILTER_TYPE	/* the filter's ProbeFilterType */
+} BloomScanPrivate;
+
+#define ScanExpr(cscan, which) ((Expr *) list_nth((cscan)->custom_exprs, (which)))
+#define ScanPrivate(cscan, which) intVal(list_nth((cscan)->custom_private, (which)))
+
 /*
  * The plan: the quals but the probe in the planner's order (clauses comes
  * sorted), in the plan's qual so that EXPLAIN shows them as its Filter;
@@ -574,6 +592,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	cscan->scan.scanrelid = rel->relid;
 	cscan->flags = best_path->flags;
 	cscan->custom_plans = NIL;
+	/* in the order of BloomScanExpr and BloomScanPrivate */
 	cscan->custom_exprs = list_make3(filter, key, probe->clause);
 	cscan->custom_private = list_make3(makeInteger(nbefore), makeInteger(may_read_ahead),
 									   makeInteger(type));
@@ -603,11 +622,11 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	BloomScanState *state = (BloomScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
 	Relation	rel = node->ss.ss_currentRelation;
-	int			nbefore = intVal(linitial(cscan->custom_private));
+	int			nbefore = ScanPrivate(cscan, SCAN_PRIVATE_NBEFORE);
 	List	   *before = list_copy_head(cscan->scan.plan.qual, nbefore);
-	Expr	   *filter = linitial(cscan->custom_exprs);
-	Expr	   *key = lsecond(cscan->custom_exprs);
-	Expr	   *probe = lthird(cscan->custom_exprs);
+	Expr	   *filter = ScanExpr(cscan, SCAN_EXPR_FILTER);
+	Expr	   *key = ScanExpr(cscan, SCAN_EXPR_KEY);
+	Expr	   *probe = ScanExpr(cscan, SCAN_EXPR_PROBE);
 
 	/*
 	 * ExecInitCustomScan made a virtual scan slot, and compiled the
@@ -628,8 +647,8 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	state->collation = exprInputCollation((Node *) probe);
 	state->namespace = get_func_namespace(IsA(probe, FuncExpr) ? ((FuncExpr *) probe)->funcid
 										  : get_opcode(((OpExpr *) probe)->opno));
-	state->may_read_ahead = intVal(lsecond(cscan->custom_private)) != 0;
-	state->filter_type = (ProbeFilterType) intVal(lthird(cscan->custom_private));
+	state->may_read_ahead = ScanPrivate(cscan, SCAN_PRIVATE_MAY_READ_AHEAD) != 0;
+	state->filter_type = (ProbeFilterType) ScanPrivate(cscan, SCAN_PRIVATE_FILTER_TYPE);
 	state->filter_cxt = AllocSetContextCreate(estate->es_query_cxt, "bloom filter scan",
 											  ALLOCSET_DEFAULT_SIZES);
 	state->batch_size = 1;
@@ -987,7 +1006,7 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 {
 	BloomScanState *state = (BloomScanState *) node;
 	CustomScan *cscan = (CustomScan *) node->ss.ps.plan;
-	Expr	   *filter = linitial(cscan->custom_exprs);
+	Expr	   *filter = ScanExpr(cscan, SCAN_EXPR_FILTER);
 	List	   *context;
 	Size		size = 0;
 	Instrumentation *instrument = node->ss.ps.instrument;
@@ -995,7 +1014,7 @@ ExplainBloomScan(CustomScanState *node, List *ancestors, ExplainState *es)
 	/* qualified as EXPLAIN qualifies a scan's Filter: under VERBOSE */
 	context = set_deparse_context_plan(es->deparse_cxt, node->ss.ps.plan, ancestors);
 	ExplainPropertyText("Bloom Filter Key",
-						deparse_expression(lsecond(cscan->custom_exprs), context,
+						deparse_expression((Node *) ScanExpr(cscan, SCAN_EXPR_KEY), context,
 										   es->verbose, false),
 						es);
 	if (IsA(filter, Const) && !((Const *) filter)->constisnull)

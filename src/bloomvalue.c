@@ -17,10 +17,12 @@
 
 #include "access/xact.h"
 #include "common/base64.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "utils/array.h"
+#include "utils/regproc.h"
 #include "utils/memutils.h"
 #include "utils/timestamp.h"
 #include "mb/pg_wchar.h"
@@ -37,6 +39,17 @@ CheckInterruptsBetweenSlices(void *context)
 }
 
 const BfHooks InterruptibleSlices = {NULL, CheckInterruptsBetweenSlices, NULL};
+
+TupleDesc
+ResultRowDesc(FunctionCallInfo fcinfo)
+{
+	TupleDesc	desc;
+
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "function %s must return a row type",
+			 format_procedure(fcinfo->flinfo->fn_oid));
+	return desc;
+}
 
 Bloom *
 BloomAlloc(const BfHeader *header)

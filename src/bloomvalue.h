@@ -11,6 +11,7 @@
 #ifndef BF_BLOOMVALUE_H
 #define BF_BLOOMVALUE_H
 
+#include "access/tupdesc.h"
 #include "fmgr.h"
 #include "nodes/nodes.h"
 #if PG_VERSION_NUM >= 160000
@@ -58,6 +59,9 @@ BloomDataLen(const Bloom *bloom)
  * slices of the loops over a filter's bytes.
  */
 extern BF_HIDDEN const BfHooks InterruptibleSlices;
+
+/* The row type of a function with OUT parameters (bloom_info and the like). */
+extern BF_HIDDEN TupleDesc ResultRowDesc(FunctionCallInfo fcinfo);
 
 /* The aggregate's memory context; an ERROR outside an aggregate. */
 extern BF_HIDDEN MemoryContext AggregateMemoryContext(FunctionCallInfo fcinfo,

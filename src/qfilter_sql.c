@@ -369,8 +369,7 @@ qfilter_info(PG_FUNCTION_ARGS)
 	uint64		slots;
 	char	   *environment;
 
-	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "qfilter_info must return a record");
+	desc = ResultRowDesc(fcinfo);
 	QFilterReadHeader(filter, &h);
 	distinct = qf_distinct(QFilterData(filter), &h);
 	slots = (uint64) h.home_blocks * QF_BLOCK_SLOTS;
