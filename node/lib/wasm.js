@@ -36,7 +36,7 @@ const wasi = {
   },
 };
 
-const module_ = new WebAssembly.Module(fs.readFileSync(path.join(__dirname, 'bloomfilter.wasm')));
+const module_ = new WebAssembly.Module(fs.readFileSync(path.join(__dirname, '..', 'dist', 'bloomfilter.wasm')));
 const instance = new WebAssembly.Instance(module_, { wasi_snapshot_preview1: wasi });
 const x = instance.exports;
 memory = x.memory;

@@ -60,9 +60,9 @@ install_tools() {
 unit_tests() {
 	local status
 	if make -s -C "$REPO/node" >"$work/make.log" 2>&1; then
-		ok "node/Makefile builds lib/bloomfilter.wasm from the client library's sources (clang --target=wasm32-wasi)"
+		ok "node/Makefile builds dist/bloomfilter.wasm from the client library's sources (clang --target=wasm32-wasi)"
 	else
-		not_ok "node/Makefile builds lib/bloomfilter.wasm from the client library's sources (clang --target=wasm32-wasi)"
+		not_ok "node/Makefile builds dist/bloomfilter.wasm from the client library's sources (clang --target=wasm32-wasi)"
 		sed 's/^/#   /' "$work/make.log" | tail -n 20
 		finish_timed
 	fi
@@ -89,7 +89,7 @@ package_install() {
 		finish_timed
 	fi
 	tar -tzf "$work/$tarball" | sort >"$work/contents"
-	if grep -qx 'package/lib/bloomfilter.wasm' "$work/contents" &&
+	if grep -qx 'package/dist/bloomfilter.wasm' "$work/contents" &&
 		grep -qx 'package/lib/index.d.ts' "$work/contents" &&
 		! grep -qE '\.(c|h)$|Makefile|binding\.gyp|/test/' "$work/contents" &&
 		! tar -xOzf "$work/$tarball" package/package.json |
@@ -104,7 +104,7 @@ package_install() {
 	if (cd "$project" && npm init -y >/dev/null &&
 		npm install --no-audit --no-fund "$work/$tarball" pg typescript@5 @types/node@20 @types/pg) \
 		>"$work/install.log" 2>&1 &&
-		[ -f "$project/node_modules/@bloomfilter/client/lib/bloomfilter.wasm" ]; then
+		[ -f "$project/node_modules/@bloomfilter/client/dist/bloomfilter.wasm" ]; then
 		ok "npm install ./$tarball pg: the package installs into a new project beside node-postgres from the registry"
 	else
 		not_ok "npm install ./$tarball pg: the package installs into a new project beside node-postgres from the registry"
