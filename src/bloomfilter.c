@@ -31,6 +31,7 @@
 #include "bloomscan.h"
 #include "handover.h"
 #include "probecache.h"
+#include "probefunctions.h"
 #include "typmod.h"
 
 PG_MODULE_MAGIC;
@@ -329,7 +330,7 @@ PG_FUNCTION_INFO_V1(bloom_contains);
 Datum
 bloom_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 0, 1));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomReader, 0, 1));
 }
 
 PG_FUNCTION_INFO_V1(bloom_contained_by);
@@ -337,7 +338,7 @@ PG_FUNCTION_INFO_V1(bloom_contained_by);
 Datum
 bloom_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomProbeType, 1, 0));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &BloomReader, 1, 0));
 }
 
 /* ---------------------------------------------------------------------
@@ -416,7 +417,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_all);
 Datum
 bloom_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArrayArg(fcinfo, &BloomProbeType, false);
+	return ProbeArrayArg(fcinfo, &BloomReader, false);
 }
 
 PG_FUNCTION_INFO_V1(bloom_contains_any);
@@ -424,7 +425,7 @@ PG_FUNCTION_INFO_V1(bloom_contains_any);
 Datum
 bloom_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArrayArg(fcinfo, &BloomProbeType, true);
+	return ProbeArrayArg(fcinfo, &BloomReader, true);
 }
 
 /* ---------------------------------------------------------------------

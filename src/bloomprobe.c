@@ -1,10 +1,11 @@
 /*-------------------------------------------------------------------------
  *
  * bloomprobe.c
- *	  How the probe cache (probecache.c) reads a bloom value: its header,
- *	  its key check and test, the expanded form read in place, and the
- *	  probe of a stored filter that reads only its header and the one block
- *	  a value maps to.
+ *	  BloomReader: how the probe cache (probecache.c) and the Bloom Filter
+ *	  Scan read a bloom value: its header, its key check and test (whole,
+ *	  or as hash, prefetch and test), the expanded form read in place, and
+ *	  the probe of a stored filter that reads only its header and the one
+ *	  block a value maps to.
  *
  *-------------------------------------------------------------------------
  */
@@ -74,7 +75,25 @@ BloomProbeSlices(struct varlena *raw, Size value_bytes, const KeyType *key, Datu
 	return true;
 }
 
-const FilterProbeType BloomProbeType = {
+static uint64
+BloomProbeHash(const void *header, const KeyType *key, Datum value)
+{
+	return BloomHashValue((const BfHeader *) header, key, value);
+}
+
+static void
+BloomProbePrefetch(struct varlena *filter, const void *header, uint64 hash)
+{
+	bf_filter_prefetch(BloomData(filter), (const BfHeader *) header, hash);
+}
+
+static bool
+BloomProbeTestHash(struct varlena *filter, const void *header, uint64 hash)
+{
+	return BloomTestHash(filter, (const BfHeader *) header, hash);
+}
+
+const FilterReader BloomReader = {
 	.header_size = sizeof(BfHeader),
 	.raw_header_size = BF_HEADER_SIZE,
 	.read_header = BloomProbeReadHeader,
@@ -82,4 +101,7 @@ const FilterProbeType BloomProbeType = {
 	.test = BloomProbeTest,
 	.in_place = ExpandedBloomFlat,
 	.probe_slices = BloomProbeSlices,
+	.hash = BloomProbeHash,
+	.prefetch = BloomProbePrefetch,
+	.test_hash = BloomProbeTestHash,
 };

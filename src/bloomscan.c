@@ -103,7 +103,7 @@
 #include "bloomvalue.h"
 #include "largevalue.h"
 #include "plannersupport.h"
-#include "qfiltervalue.h"
+#include "probecache.h"
 
 #define BLOOM_SCAN_NAME "Bloom Filter Scan"
 
@@ -135,13 +135,6 @@ static planner_hook_type prev_planner_hook = NULL;
 #define UNKNOWN_CURSOR_OPTIONS (-1)
 static int	planning_cursor_options = UNKNOWN_CURSOR_OPTIONS;
 
-/* The filter types the scan probes. */
-typedef enum ProbeFilterType
-{
-	PROBE_BLOOM,
-	PROBE_QFILTER
-} ProbeFilterType;
-
 /* What the planner found: a probe of a filter fixed for the scan. */
 typedef struct ProbeClause
 {
@@ -164,7 +157,7 @@ typedef struct BloomScanState
 	ExprState  *recheck_qual;	/* those and the probe: EvalPlanQual */
 	ExprState  *filter_expr;
 	ExprState  *key_expr;
-	ProbeFilterType filter_type;
+	const FilterReader *reader; /* of the filter's type */
 	bool		filter_in_place;	/* a Const or Param: its value outlives
 									 * the row that evaluates it */
 	Bitmapset  *filter_params;	/* a rescan changing these re-evaluates */
@@ -185,11 +178,7 @@ typedef struct BloomScanState
 	Datum		filter_value;
 	bool		filter_read;
 	struct varlena *filter;
-	union
-	{
-		BfHeader	bloom;
-		QfHeader	qfilter;
-	}			header;
+	void	   *header;			/* the reader's, decoded from filter */
 	Size		filter_bytes;
 	bool		key_ready;		/* key set up and checked against header */
 	KeyType		key;
@@ -259,38 +248,34 @@ static const CustomExecMethods BloomScanExecMethods = {
 
 /*
  * Whether funcid is one of this extension's probe functions
- * (ProbeFilterArgument): one of their names, in the schema of the filter
- * argument's type, which must be the function's filter type.  Sets
- * *filter_arg to the filter's argument and *type to its type.
+ * (ProbeFunctionReader) with its filter argument of the type the function
+ * declares.  Sets *filter_arg to the filter's argument and *reader to the
+ * reader of its type.
  */
 static bool
 IsProbeFunction(Oid funcid, Oid type_of_arg0, Oid type_of_arg1, int *filter_arg,
-				ProbeFilterType *type)
+				const FilterReader **reader)
 {
-	const char *type_name;
-	HeapTuple	tuple;
+	Oid		   *declared;
+	int			nargs;
 	bool		is_probe;
 
-	*filter_arg = ProbeFilterArgument(funcid, &type_name);
-	if (*filter_arg < 0)
+	*reader = ProbeFunctionReader(funcid, filter_arg);
+	if (*reader == NULL)
 		return false;
-	tuple = SearchSysCache1(TYPEOID, ObjectIdGetDatum(*filter_arg == 0 ? type_of_arg0
-													  : type_of_arg1));
-	if (!HeapTupleIsValid(tuple))
-		return false;
-	is_probe = strcmp(NameStr(((Form_pg_type) GETSTRUCT(tuple))->typname), type_name) == 0 &&
-		((Form_pg_type) GETSTRUCT(tuple))->typnamespace == get_func_namespace(funcid);
-	ReleaseSysCache(tuple);
-	*type = strcmp(type_name, "qfilter") == 0 ? PROBE_QFILTER : PROBE_BLOOM;
+	get_func_signature(funcid, &declared, &nargs);
+	is_probe = nargs == 2 &&
+		declared[*filter_arg] == (*filter_arg == 0 ? type_of_arg0 : type_of_arg1);
+	pfree(declared);
 	return is_probe;
 }
 
 /*
- * The filter, key and filter type of a probe clause, or false for any
+ * The filter, key and filter reader of a probe clause, or false for any
  * other clause.
  */
 static bool
-ProbeArguments(Expr *clause, Expr **filter, Expr **key, ProbeFilterType *type)
+ProbeArguments(Expr *clause, Expr **filter, Expr **key, const FilterReader **reader)
 {
 	Oid			funcid;
 	List	   *args;
@@ -310,7 +295,7 @@ ProbeArguments(Expr *clause, Expr **filter, Expr **key, ProbeFilterType *type)
 		return false;
 	if (list_length(args) != 2 ||
 		!IsProbeFunction(funcid, exprType(linitial(args)), exprType(lsecond(args)),
-						 &filter_arg, type))
+						 &filter_arg, reader))
 		return false;
 	*filter = list_nth(args, filter_arg);
 	*key = list_nth(args, 1 - filter_arg);
@@ -367,13 +352,13 @@ FindProbeClause(PlannerInfo *root, RelOptInfo *rel, ProbeClause *probe)
 		RestrictInfo *rinfo = lfirst_node(RestrictInfo, lc);
 		Expr	   *filter;
 		Expr	   *key;
-		ProbeFilterType type;
+		const FilterReader *reader;
 		bool		ahead_ok = true;
 		int			other_pos = 0;
 		ListCell   *other;
 
 		pos++;
-		if (rinfo->pseudoconstant || !ProbeArguments(rinfo->clause, &filter, &key, &type))
+		if (rinfo->pseudoconstant || !ProbeArguments(rinfo->clause, &filter, &key, &reader))
 			continue;
 		if (contain_var_clause((Node *) filter) ||
 			contain_volatile_functions((Node *) filter) ||
@@ -542,7 +527,7 @@ typedef enum BloomScanPrivate
 {
 	SCAN_PRIVATE_NBEFORE,		/* how many quals run before the probe */
 	SCAN_PRIVATE_MAY_READ_AHEAD,	/* whether the batch may read ahead */
-	SCAN_PRIVATE_FILTER_TYPE	/* the filter's ProbeFilterType */
+	SCAN_PRIVATE_READER			/* the filter's reader (FilterReaderId) */
 } BloomScanPrivate;
 
 #define ScanExpr(cscan, which) ((Expr *) list_nth((cscan)->custom_exprs, (which)))
@@ -566,7 +551,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	bool		may_read_ahead = true;
 	Expr	   *filter;
 	Expr	   *key;
-	ProbeFilterType type;
+	const FilterReader *reader;
 	ListCell   *lc;
 
 	foreach(lc, clauses)
@@ -584,7 +569,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 			may_read_ahead = false;
 		quals = lappend(quals, rinfo->clause);
 	}
-	if (nbefore < 0 || !ProbeArguments(probe->clause, &filter, &key, &type))
+	if (nbefore < 0 || !ProbeArguments(probe->clause, &filter, &key, &reader))
 		elog(ERROR, "bloom filter scan lost its probe clause");
 
 	cscan->scan.plan.targetlist = tlist;
@@ -595,7 +580,7 @@ PlanBloomScanPath(PlannerInfo *root, RelOptInfo *rel, CustomPath *best_path,
 	/* in the order of BloomScanExpr and BloomScanPrivate */
 	cscan->custom_exprs = list_make3(filter, key, probe->clause);
 	cscan->custom_private = list_make3(makeInteger(nbefore), makeInteger(may_read_ahead),
-									   makeInteger(type));
+									   makeInteger(FilterReaderId(reader)));
 	cscan->custom_scan_tlist = NIL;
 	cscan->methods = &BloomScanPlanMethods;
 	return &cscan->scan.plan;
@@ -648,7 +633,9 @@ BeginBloomScan(CustomScanState *node, EState *estate, int eflags)
 	state->namespace = get_func_namespace(IsA(probe, FuncExpr) ? ((FuncExpr *) probe)->funcid
 										  : get_opcode(((OpExpr *) probe)->opno));
 	state->may_read_ahead = ScanPrivate(cscan, SCAN_PRIVATE_MAY_READ_AHEAD) != 0;
-	state->filter_type = (ProbeFilterType) ScanPrivate(cscan, SCAN_PRIVATE_FILTER_TYPE);
+	state->reader = FilterReaderOfId(ScanPrivate(cscan, SCAN_PRIVATE_READER));
+	/* in the query's memory: filter_cxt is reset with each new filter */
+	state->header = palloc(state->reader->header_size);
 	state->filter_cxt = AllocSetContextCreate(estate->es_query_cxt, "bloom filter scan",
 											  ALLOCSET_DEFAULT_SIZES);
 	state->batch_size = 1;
@@ -695,10 +682,7 @@ ReadFilter(BloomScanState *state)
 	MemoryContext old = MemoryContextSwitchTo(state->filter_cxt);
 
 	state->filter = DetoastLarge(state->filter_value, false);
-	if (state->filter_type == PROBE_QFILTER)
-		QFilterReadHeader(state->filter, &state->header.qfilter);
-	else
-		BloomReadHeader(state->filter, &state->header.bloom);
+	state->reader->read_header(state->filter, state->header);
 	state->filter_bytes = VARSIZE(state->filter);
 	MemoryContextSwitchTo(old);
 	state->filter_read = true;
@@ -715,10 +699,7 @@ SetUpKey(BloomScanState *state)
 {
 	KeyTypeForColumn(&state->key, state->key_typid, state->collation, state->namespace,
 					 state->css.ss.ps.state->es_query_cxt);
-	if (state->filter_type == PROBE_QFILTER)
-		QFilterCheckKey(&state->header.qfilter, &state->key);
-	else
-		BloomCheckKey(&state->header.bloom, &state->key);
+	state->reader->check_key(state->header, &state->key);
 	state->key_ready = true;
 }
 
@@ -790,34 +771,27 @@ ReturnRow(BloomScanState *state, int n)
 }
 
 /*
- * The probe in its three steps, of either filter type: a key's hash (a
- * qfilter's fingerprint), the prefetch of what its test will read, and the
- * test.  The type is the same for the whole scan, so the branch costs
- * nothing.
+ * The probe in its three steps, through the filter type's reader: a key's
+ * hash (a qfilter's fingerprint), the prefetch of what its test will read,
+ * and the test.  The reader is the same for the whole scan, so each call's
+ * target is predicted; the rows' keys and quals cost far more.
  */
 static inline uint64
 ProbeHash(BloomScanState *state, Datum key)
 {
-	if (state->filter_type == PROBE_QFILTER)
-		return QFilterKeyFingerprint(&state->header.qfilter, &state->key, key);
-	return BloomHashValue(&state->header.bloom, &state->key, key);
+	return state->reader->hash(state->header, &state->key, key);
 }
 
 static inline void
 ProbePrefetch(BloomScanState *state, uint64 hash)
 {
-	if (state->filter_type == PROBE_QFILTER)
-		qf_prefetch(QFilterData(state->filter), &state->header.qfilter, hash);
-	else
-		bf_filter_prefetch(BloomData(state->filter), &state->header.bloom, hash);
+	state->reader->prefetch(state->filter, state->header, hash);
 }
 
 static inline bool
 ProbeTest(BloomScanState *state, uint64 hash)
 {
-	if (state->filter_type == PROBE_QFILTER)
-		return QFilterTestFingerprint(state->filter, &state->header.qfilter, hash);
-	return BloomTestHash(state->filter, &state->header.bloom, hash);
+	return state->reader->test_hash(state->filter, state->header, hash);
 }
 
 /*

@@ -59,6 +59,7 @@
 #include "bloomvalue.h"
 #include "keykind.h"
 #include "plannersupport.h"
+#include "probefunctions.h"
 
 /* Selectivity when the filter or the key cannot be judged at plan time. */
 #define DEFAULT_CONTAINS_SEL 0.005
@@ -202,78 +203,87 @@ ContainsSelectivity(PlannerInfo *root, Node *filter_arg, Node *key_arg,
 	return selectivity;
 }
 
-/* The probe functions' C entry points (bloomfilter.c, qfilter_sql.c). */
-extern PGDLLEXPORT Datum bloom_contains(PG_FUNCTION_ARGS);
-extern PGDLLEXPORT Datum bloom_contained_by(PG_FUNCTION_ARGS);
-extern PGDLLEXPORT Datum qfilter_contains(PG_FUNCTION_ARGS);
-extern PGDLLEXPORT Datum qfilter_contained_by(PG_FUNCTION_ARGS);
+/* The filter types, each by its reader; a plan names one by its place here. */
+static const FilterReader *const filter_readers[] = {&BloomReader, &QFilterReader};
 
-/*
- * The probe functions, by name and by the code they run: their filter's
- * argument and type.
- */
+/* The probe functions, by the code they run: their filter's argument and reader. */
 static const struct
 {
-	const char *name;
 	PGFunction	code;
 	int			filter_arg;
-	const char *filter_type;
+	const FilterReader *reader;
 }			probe_functions[] =
 {
-	{"bloom_contains", bloom_contains, 0, "bloom"},
-	{"bloom_contained_by", bloom_contained_by, 1, "bloom"},
-	{"qfilter_contains", qfilter_contains, 0, "qfilter"},
-	{"qfilter_contained_by", qfilter_contained_by, 1, "qfilter"},
+	{bloom_contains, 0, &BloomReader},
+	{bloom_contained_by, 1, &BloomReader},
+	{qfilter_contains, 0, &QFilterReader},
+	{qfilter_contained_by, 1, &QFilterReader},
 };
 
 /*
- * Whether funcid runs code, not just has a name: anyone with CREATE on a
- * schema can make a function called bloom_contains, over a type called
- * bloom, and a planner that took it for a probe would read its argument
- * as a filter (a crash) and answer with this extension's probe instead of
- * that function.  Only a superuser can make a C function, so one that
- * runs this module's code is one of its own.
+ * The code funcid runs, if it is a C function; NULL for any other.  The
+ * probes are recognised by their code, not their names: anyone with
+ * CREATE on a schema can make a function called bloom_contains, over a
+ * type called bloom, and a planner that took it for a probe would read its
+ * argument as a filter (a crash) and answer with this extension's probe
+ * instead of that function.  Only a superuser can make a C function, so
+ * one that runs this module's code is one of its own.
  */
-static bool
-RunsCode(Oid funcid, PGFunction code)
+static PGFunction
+CodeOf(Oid funcid)
 {
 	HeapTuple	tuple = SearchSysCache1(PROCOID, ObjectIdGetDatum(funcid));
 	bool		in_c;
 	FmgrInfo	flinfo;
 
 	if (!HeapTupleIsValid(tuple))
-		return false;
+		return NULL;
 	in_c = ((Form_pg_proc) GETSTRUCT(tuple))->prolang == ClanguageId;
 	ReleaseSysCache(tuple);
 	if (!in_c)
-		return false;
+		return NULL;
 	fmgr_info(funcid, &flinfo);
-	return flinfo.fn_addr == code;
+	return flinfo.fn_addr;
+}
+
+const FilterReader *
+ProbeFunctionReader(Oid funcid, int *filter_arg)
+{
+	PGFunction	code = CodeOf(funcid);
+
+	for (int i = 0; code != NULL && i < lengthof(probe_functions); i++)
+		if (probe_functions[i].code == code)
+		{
+			*filter_arg = probe_functions[i].filter_arg;
+			return probe_functions[i].reader;
+		}
+	return NULL;
 }
 
 int
-ProbeFilterArgument(Oid funcid, const char **filter_type)
+FilterReaderId(const FilterReader *reader)
 {
-	char	   *name = get_func_name(funcid);
+	for (int i = 0; i < lengthof(filter_readers); i++)
+		if (filter_readers[i] == reader)
+			return i;
+	elog(ERROR, "filter reader not in the probe table");
+}
 
-	for (int i = 0; name != NULL && i < lengthof(probe_functions); i++)
-	{
-		if (strcmp(name, probe_functions[i].name) != 0)
-			continue;
-		if (!RunsCode(funcid, probe_functions[i].code))
-			return -1;
-		if (filter_type != NULL)
-			*filter_type = probe_functions[i].filter_type;
-		return probe_functions[i].filter_arg;
-	}
-	return -1;
+const FilterReader *
+FilterReaderOfId(int id)
+{
+	if (id < 0 || id >= lengthof(filter_readers))
+		elog(ERROR, "plan names filter reader %d of %d", id, (int) lengthof(filter_readers));
+	return filter_readers[id];
 }
 
 /* Which argument of a probe function is the filter: <@ has it second. */
 static int
 FilterArgumentOf(Oid funcid)
 {
-	return ProbeFilterArgument(funcid, NULL) == 1 ? 1 : 0;
+	int			filter_arg = 0;
+
+	return ProbeFunctionReader(funcid, &filter_arg) != NULL ? filter_arg : 0;
 }
 
 /* Startup cost of a filter argument: reading a stored one once. */

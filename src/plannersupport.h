@@ -2,8 +2,8 @@
  *
  * plannersupport.h
  *	  What the planner support (plannersupport.c) tells other planner
- *	  code: which argument of a probe function is the filter, and of which
- *	  type.
+ *	  code: which argument of a probe function is the filter, and the
+ *	  reader of its type.
  *
  *-------------------------------------------------------------------------
  */
@@ -11,15 +11,19 @@
 #define BF_PLANNERSUPPORT_H
 
 #include "bf_port.h"
+#include "probecache.h"
 
 /*
- * The filter's argument of one of this module's probe functions (by name,
- * and by the C code it runs): bloom_contains and qfilter_contains (0),
- * bloom_contained_by and qfilter_contained_by (1); -1 for any other
- * function, a user's function of the same name included.  Sets
- * *filter_type, if not NULL, to the name of the filter's type: "bloom" or
- * "qfilter".
+ * The reader of the filter one of this module's probe functions takes (by
+ * the C code it runs), and the filter's argument in *filter_arg:
+ * bloom_contains and qfilter_contains (0), bloom_contained_by and
+ * qfilter_contained_by (1); NULL for any other function, a user's function
+ * of the same name included.
  */
-extern BF_HIDDEN int ProbeFilterArgument(Oid funcid, const char **filter_type);
+extern BF_HIDDEN const FilterReader *ProbeFunctionReader(Oid funcid, int *filter_arg);
+
+/* A reader as a plan can carry it, and back (plans cross processes). */
+extern BF_HIDDEN int FilterReaderId(const FilterReader *reader);
+extern BF_HIDDEN const FilterReader *FilterReaderOfId(int id);
 
 #endif							/* BF_PLANNERSUPPORT_H */

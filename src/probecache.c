@@ -7,7 +7,7 @@
  *	  filter by slices; and the probes that use it, of one value and of an
  *	  array.  What differs between bloom and qfilter (reading a header,
  *	  checking a key, testing it, slices) each type supplies in its
- *	  FilterProbeType.
+ *	  FilterReader.
  *
  * Everything lives in the call site's fn_extra (a CallCache), so it lasts
  * as long as the expression does and is never shared between call sites.
@@ -42,7 +42,7 @@ typedef struct CallCache
 	 * below at its first probe (a call site that only needs the key type
 	 * has none).
 	 */
-	const FilterProbeType *type;
+	const FilterReader *reader;
 
 	/* A detoasted stored or constant filter kept for the rest of the query. */
 	Oid			toastrelid;		/* identity of the stored value in filter */
@@ -71,21 +71,21 @@ GetCallCache(FunctionCallInfo fcinfo)
 	return (CallCache *) fcinfo->flinfo->fn_extra;
 }
 
-/* The call site's cache, with room for the headers of type's filters. */
+/* The call site's cache, with room for the headers of reader's filters. */
 static CallCache *
-GetProbeCache(FunctionCallInfo fcinfo, const FilterProbeType *type)
+GetProbeCache(FunctionCallInfo fcinfo, const FilterReader *reader)
 {
 	CallCache  *cache = GetCallCache(fcinfo);
 	MemoryContext mcxt = fcinfo->flinfo->fn_mcxt;
 
-	if (cache->type == type)
+	if (cache->reader == reader)
 		return cache;
-	if (cache->type != NULL)
+	if (cache->reader != NULL)
 		elog(ERROR, "one call site probes filters of two types");
-	cache->header = MemoryContextAllocZero(mcxt, type->header_size);
-	cache->last_header = MemoryContextAllocZero(mcxt, type->header_size);
-	cache->last_bytes = MemoryContextAllocZero(mcxt, type->raw_header_size);
-	cache->type = type;
+	cache->header = MemoryContextAllocZero(mcxt, reader->header_size);
+	cache->last_header = MemoryContextAllocZero(mcxt, reader->header_size);
+	cache->last_bytes = MemoryContextAllocZero(mcxt, reader->raw_header_size);
+	cache->reader = reader;
 	return cache;
 }
 
@@ -116,14 +116,14 @@ SameStoredValue(const struct varatt_external *pointer, Oid relid, Oid valueid)
 static const void *
 DecodeHeader(CallCache *cache, struct varlena *filter)
 {
-	const FilterProbeType *type = cache->type;
+	const FilterReader *reader = cache->reader;
 	size_t		len = VARSIZE(filter) - VARHDRSZ;
 
 	cache->have_last = false;
-	type->read_header(filter, cache->last_header);
-	if (len >= type->raw_header_size)
+	reader->read_header(filter, cache->last_header);
+	if (len >= reader->raw_header_size)
 	{
-		memcpy(cache->last_bytes, VARDATA(filter), type->raw_header_size);
+		memcpy(cache->last_bytes, VARDATA(filter), reader->raw_header_size);
 		cache->last_value_len = len;
 		cache->have_last = true;
 	}
@@ -141,7 +141,7 @@ static const void *
 ProbeHeader(CallCache *cache, struct varlena *filter)
 {
 	if (cache->have_last && VARSIZE(filter) - VARHDRSZ == cache->last_value_len &&
-		memcmp(VARDATA(filter), cache->last_bytes, cache->type->raw_header_size) == 0)
+		memcmp(VARDATA(filter), cache->last_bytes, cache->reader->raw_header_size) == 0)
 		return cache->last_header;
 	return DecodeHeader(cache, filter);
 }
@@ -185,11 +185,11 @@ ArgIsConst(FmgrInfo *flinfo, int argno)
  * another value after the OID counter wrapped around.
  */
 const void *
-ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int argno,
+CachedFilterArg(FunctionCallInfo fcinfo, const FilterReader *reader, int argno,
 			   struct varlena **filter)
 {
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(argno);
-	CallCache  *cache = GetProbeCache(fcinfo, type);
+	CallCache  *cache = GetProbeCache(fcinfo, reader);
 	struct varatt_external pointer = {0};
 	bool		is_stored = VARATT_IS_EXTERNAL_ONDISK(raw);
 	struct varlena *detoasted;
@@ -217,7 +217,7 @@ ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int argno,
 	else
 	{
 		/* an expanded value (a PL/pgSQL variable) is read where it is */
-		*filter = type->in_place != NULL ? type->in_place(PointerGetDatum(raw)) : NULL;
+		*filter = reader->in_place != NULL ? reader->in_place(PointerGetDatum(raw)) : NULL;
 		if (*filter == NULL)
 			*filter = PG_DETOAST_DATUM(PointerGetDatum(raw));
 		return ProbeHeader(cache, *filter);
@@ -233,7 +233,7 @@ ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int argno,
 		pfree(cache->filter);
 	cache->filter = detoasted;
 	cache->owned = (Pointer) detoasted != (Pointer) raw;
-	memcpy(cache->header, decoded, type->header_size);
+	memcpy(cache->header, decoded, reader->header_size);
 	cache->kind_checked = false;
 	cache->toastrelid = is_stored ? pointer.va_toastrelid : InvalidOid;
 	cache->valueid = is_stored ? pointer.va_valueid : InvalidOid;
@@ -263,12 +263,12 @@ CachedFilterFor(FunctionCallInfo fcinfo, const CallCache *cache, int argno)
 
 /*
  * A stored filter probed by fetching only the slices the probe needs (the
- * type's probe_slices): the cache-penetration guard probes a
+ * reader's probe_slices): the cache-penetration guard probes a
  * multi-megabyte filter once per statement, and must not read all of it.
  * Applies to the first probe of an uncompressed TOASTed value at this call
  * site; a second probe of the same value means a scan, which is cheaper
  * with one full detoast, so this returns false and leaves it to
- * ProbeFilterArg.
+ * CachedFilterArg.
  */
 static bool
 ProbeFirstBySlices(FunctionCallInfo fcinfo, CallCache *cache, int filter_arg, KeyType *key,
@@ -277,7 +277,7 @@ ProbeFirstBySlices(FunctionCallInfo fcinfo, CallCache *cache, int filter_arg, Ke
 	struct varlena *raw = (struct varlena *) PG_GETARG_POINTER(filter_arg);
 	struct varatt_external pointer;
 
-	if (cache->type->probe_slices == NULL || !VARATT_IS_EXTERNAL_ONDISK(raw))
+	if (cache->reader->probe_slices == NULL || !VARATT_IS_EXTERNAL_ONDISK(raw))
 		return false;
 	VARATT_EXTERNAL_GET_POINTER(pointer, raw);
 	if (VARATT_EXTERNAL_IS_COMPRESSED(pointer))
@@ -288,7 +288,7 @@ ProbeFirstBySlices(FunctionCallInfo fcinfo, CallCache *cache, int filter_arg, Ke
 		return false;
 	cache->sliced_toastrelid = pointer.va_toastrelid;
 	cache->sliced_valueid = pointer.va_valueid;
-	return cache->type->probe_slices(raw, VARATT_EXTERNAL_GET_EXTSIZE(pointer), key, value,
+	return cache->reader->probe_slices(raw, VARATT_EXTERNAL_GET_EXTSIZE(pointer), key, value,
 									 result);
 }
 
@@ -297,10 +297,10 @@ ProbeFirstBySlices(FunctionCallInfo fcinfo, CallCache *cache, int filter_arg, Ke
  * (ProbeFirstBySlices); later ones find it detoasted in the cache.
  */
 bool
-ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int filter_arg,
+ProbeValueArg(FunctionCallInfo fcinfo, const FilterReader *reader, int filter_arg,
 			  int value_arg)
 {
-	CallCache  *cache = GetProbeCache(fcinfo, type);
+	CallCache  *cache = GetProbeCache(fcinfo, reader);
 	Datum		value = PG_GETARG_DATUM(value_arg);
 	struct varlena *filter;
 	const void *header;
@@ -311,15 +311,15 @@ ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int filter_a
 	filter = CachedFilterFor(fcinfo, cache, filter_arg);
 	if (filter != NULL && cache->kind_checked &&
 		cache->key.collation == PG_GET_COLLATION() && KeyTypeIsCurrent(&cache->key))
-		return type->test(filter, cache->header, &cache->key, value);
+		return reader->test(filter, cache->header, &cache->key, value);
 
 	key = CallSiteKeyOfArg(fcinfo, value_arg);
 	if (ProbeFirstBySlices(fcinfo, cache, filter_arg, key, value, &result))
 		return result;
-	header = ProbeFilterArg(fcinfo, type, filter_arg, &filter);
-	type->check_key(header, key);
+	header = CachedFilterArg(fcinfo, reader, filter_arg, &filter);
+	reader->check_key(header, key);
 	cache->kind_checked = (filter == cache->filter);
-	return type->test(filter, header, key, value);
+	return reader->test(filter, header, key, value);
 }
 
 /*
@@ -328,7 +328,7 @@ ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type, int filter_a
  * element decided it and some were NULL.
  */
 Datum
-ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type, bool stop_on)
+ProbeArrayArg(FunctionCallInfo fcinfo, const FilterReader *reader, bool stop_on)
 {
 	ArrayType  *array = PG_GETARG_ARRAYTYPE_P(1);
 	KeyType    *key;
@@ -341,15 +341,15 @@ ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type, bool stop_on
 	bool		decided = false;
 
 	key = CallSiteKeyOfType(fcinfo, ARR_ELEMTYPE(array));
-	header = ProbeFilterArg(fcinfo, type, 0, &filter);
-	type->check_key(header, key);
+	header = CachedFilterArg(fcinfo, reader, 0, &filter);
+	reader->check_key(header, key);
 	iterator = array_create_iterator(array, 0, NULL);
 	while (array_iterate(iterator, &value, &isnull))
 	{
 		CHECK_FOR_INTERRUPTS();
 		if (isnull)
 			saw_null = true;
-		else if (type->test(filter, header, key, value) == stop_on)
+		else if (reader->test(filter, header, key, value) == stop_on)
 		{
 			decided = true;
 			break;

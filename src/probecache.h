@@ -5,8 +5,8 @@
  *	  (probecache.c), for both filter types: the key type of its value
  *	  argument, the detoasted filter it probes, and the last header it
  *	  decoded.  Probes go through here so that a scan pays for a stored
- *	  filter once, not per row.  A filter type takes part by describing how
- *	  its values are read: a FilterProbeType.
+ *	  filter once, not per row.  A filter type takes part through its
+ *	  FilterReader: how its values are read, tested and probed.
  *
  *-------------------------------------------------------------------------
  */
@@ -18,11 +18,15 @@
 #include "keykind.h"
 
 /*
- * How the cache reads the values of one filter type.  A header is the
- * type's decoded header (header_size bytes), which the cache keeps for the
- * filter it keeps; the functions get it as the type's own struct.
+ * How the extension reads the values of one filter type: one reader per
+ * type, used by the probe cache (the scalar and array probes), the
+ * planner's probe table (plannersupport.c) and the Bloom Filter Scan.  A
+ * header is the type's decoded header (header_size bytes), which callers
+ * keep for the filter they keep; the functions get it as the type's own
+ * struct.  A new filter type implements one of these, its SQL functions,
+ * and its line in the probe table.
  */
-typedef struct FilterProbeType
+typedef struct FilterReader
 {
 	Size		header_size;	/* of the decoded header */
 
@@ -56,11 +60,19 @@ typedef struct FilterProbeType
 	 */
 	bool		(*probe_slices) (struct varlena *raw, Size value_bytes, const KeyType *key,
 								 Datum value, bool *result);
-} FilterProbeType;
+
+	/*
+	 * test in the three steps of a batched scan: the value's hash (or
+	 * fingerprint), the prefetch of what testing it will read, the test.
+	 */
+	uint64		(*hash) (const void *header, const KeyType *key, Datum value);
+	void		(*prefetch) (struct varlena *filter, const void *header, uint64 hash);
+	bool		(*test_hash) (struct varlena *filter, const void *header, uint64 hash);
+} FilterReader;
 
 /* The two filter types: bloom (bloomprobe.c) and qfilter (qfiltervalue.c). */
-extern BF_HIDDEN const FilterProbeType BloomProbeType;
-extern BF_HIDDEN const FilterProbeType QFilterProbeType;
+extern BF_HIDDEN const FilterReader BloomReader;
+extern BF_HIDDEN const FilterReader QFilterReader;
 
 /* The key type of argument argno (or of values of typid) at this call site. */
 extern BF_HIDDEN KeyType *CallSiteKeyOfArg(FunctionCallInfo fcinfo, int argno);
@@ -71,21 +83,21 @@ extern BF_HIDDEN KeyType *CallSiteKeyOfType(FunctionCallInfo fcinfo, Oid typid);
  * a stored or constant filter, and its decoded header, which stays valid
  * until the call site's next probe.
  */
-extern BF_HIDDEN const void *ProbeFilterArg(FunctionCallInfo fcinfo, const FilterProbeType *type,
+extern BF_HIDDEN const void *CachedFilterArg(FunctionCallInfo fcinfo, const FilterReader *reader,
 											int argno, struct varlena **filter);
 
 /*
  * Whether the value argument may be in the filter argument: the probe
  * behind *_contains(filter, value), @> and <@.
  */
-extern BF_HIDDEN bool ProbeValueArg(FunctionCallInfo fcinfo, const FilterProbeType *type,
+extern BF_HIDDEN bool ProbeValueArg(FunctionCallInfo fcinfo, const FilterReader *reader,
 									int filter_arg, int value_arg);
 
 /*
  * *_contains_all(filter, values[]) (stop_on false) and *_contains_any
  * (stop_on true), with the answers of x = ALL/ANY (array).
  */
-extern BF_HIDDEN Datum ProbeArrayArg(FunctionCallInfo fcinfo, const FilterProbeType *type,
+extern BF_HIDDEN Datum ProbeArrayArg(FunctionCallInfo fcinfo, const FilterReader *reader,
 									 bool stop_on);
 
 #endif							/* BF_PROBECACHE_H */

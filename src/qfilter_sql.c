@@ -22,6 +22,7 @@
 #include "utils/builtins.h"
 
 #include "probecache.h"
+#include "probefunctions.h"
 #include "qfiltervalue.h"
 #include "typmod.h"
 
@@ -225,7 +226,7 @@ qfilter_count(PG_FUNCTION_ARGS)
 {
 	KeyType    *key = CallSiteKeyOfArg(fcinfo, 1);
 	QFilter    *filter;
-	const QfHeader *header = ProbeFilterArg(fcinfo, &QFilterProbeType, 0, &filter);
+	const QfHeader *header = CachedFilterArg(fcinfo, &QFilterReader, 0, &filter);
 
 	QFilterCheckKey(header, key);
 	if (header->identity.kind == BF_KIND_NONE)
@@ -239,7 +240,7 @@ PG_FUNCTION_INFO_V1(qfilter_contains);
 Datum
 qfilter_contains(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterProbeType, 0, 1));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterReader, 0, 1));
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contained_by);
@@ -247,7 +248,7 @@ PG_FUNCTION_INFO_V1(qfilter_contained_by);
 Datum
 qfilter_contained_by(PG_FUNCTION_ARGS)
 {
-	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterProbeType, 1, 0));
+	PG_RETURN_BOOL(ProbeValueArg(fcinfo, &QFilterReader, 1, 0));
 }
 
 /* ---------------------------------------------------------------------
@@ -319,7 +320,7 @@ PG_FUNCTION_INFO_V1(qfilter_contains_all);
 Datum
 qfilter_contains_all(PG_FUNCTION_ARGS)
 {
-	return ProbeArrayArg(fcinfo, &QFilterProbeType, false);
+	return ProbeArrayArg(fcinfo, &QFilterReader, false);
 }
 
 PG_FUNCTION_INFO_V1(qfilter_contains_any);
@@ -327,7 +328,7 @@ PG_FUNCTION_INFO_V1(qfilter_contains_any);
 Datum
 qfilter_contains_any(PG_FUNCTION_ARGS)
 {
-	return ProbeArrayArg(fcinfo, &QFilterProbeType, true);
+	return ProbeArrayArg(fcinfo, &QFilterReader, true);
 }
 
 /* ---------------------------------------------------------------------

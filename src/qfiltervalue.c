@@ -6,7 +6,7 @@
  *	  inserting with growth, bulk builds from sorted fingerprints,
  *	  validation of bytes from outside, and union, all cancellable where
  *	  they loop over a large value; and how the probe cache reads a qfilter
- *	  (QFilterProbeType).  The SQL functions (qfilter_sql.c) and the
+ *	  (QFilterReader).  The SQL functions (qfilter_sql.c) and the
  *	  aggregates (qfilter_agg.c) share them; the slots themselves are the
  *	  core's (qfilter.c).
  *
@@ -233,12 +233,33 @@ QFilterProbeTest(struct varlena *filter, const void *header, const KeyType *key,
 								  QFilterKeyFingerprint(qf_header, key, value));
 }
 
-const FilterProbeType QFilterProbeType = {
+static uint64
+QFilterProbeHash(const void *header, const KeyType *key, Datum value)
+{
+	return QFilterKeyFingerprint((const QfHeader *) header, key, value);
+}
+
+static void
+QFilterProbePrefetch(struct varlena *filter, const void *header, uint64 fingerprint)
+{
+	qf_prefetch(QFilterData(filter), (const QfHeader *) header, fingerprint);
+}
+
+static bool
+QFilterProbeTestHash(struct varlena *filter, const void *header, uint64 fingerprint)
+{
+	return QFilterTestFingerprint(filter, (const QfHeader *) header, fingerprint);
+}
+
+const FilterReader QFilterReader = {
 	.header_size = sizeof(QfHeader),
 	.raw_header_size = QF_HEADER_SIZE,
 	.read_header = QFilterProbeReadHeader,
 	.check_key = QFilterProbeCheckKey,
 	.test = QFilterProbeTest,
+	.hash = QFilterProbeHash,
+	.prefetch = QFilterProbePrefetch,
+	.test_hash = QFilterProbeTestHash,
 };
 
 /* filter rebuilt into the next size up; frees filter. */
