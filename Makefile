@@ -124,7 +124,8 @@ endif
 CORE_HEADERS = src/core/bloom.h src/core/sizing.h src/core/bf_port.h src/core/hashbuf.h \
 	src/core/canonical.h src/core/qfilter.h src/core/delta.h
 GLUE_HEADERS = src/bloomvalue.h src/bloomexpanded.h src/keykind.h src/keytypes.h src/probecache.h \
-	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h src/bloomscan.h src/plannersupport.h
+	src/handover.h src/hashspill.h src/qfiltervalue.h src/bloomindex.h src/bloomscan.h src/plannersupport.h \
+	src/probefunctions.h src/typmod.h src/largevalue.h
 $(OBJS): $(CORE_HEADERS) $(GLUE_HEADERS)
 
 # The pure core's unit tests: plain cc, no PostgreSQL.
