@@ -75,24 +75,17 @@ struct bfc_filter
 #define TEXT_PREFIX "bloom:"
 #define TEXT_PREFIX_LEN (sizeof(TEXT_PREFIX) - 1)
 
-static const char *const kind_names[] = {
-	"none", "number", "float", "text", "bytea", "uuid", "boolean", "date",
-	"timestamp", "timestamptz", "other"
-};
-
 const char *
 bfc_kind_name(bfc_kind kind)
 {
-	if ((unsigned) kind <= BFC_KIND_OTHER)
-		return kind_names[kind];
-	return "unknown";
+	return (unsigned) kind <= BFC_KIND_OTHER ? bf_key_kind_name((uint8_t) kind) : "unknown";
 }
 
 int
 bfc_kind_from_name(const char *name)
 {
 	for (int kind = 0; kind <= BFC_KIND_OTHER; kind++)
-		if (strcmp(name, kind_names[kind]) == 0)
+		if (strcmp(name, bf_key_kind_name((uint8_t) kind)) == 0)
 			return kind;
 	if (strcmp(name, "bool") == 0)
 		return BFC_KIND_BOOL;

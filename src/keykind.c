@@ -48,36 +48,11 @@
  * ---------------------------------------------------------------------
  */
 
-/* The kind's name, as bloom_info and error messages show it. */
+/* The kind's name, as bloom_info and error messages show it: the core's. */
 const char *
 KeyKindName(uint8 kind)
 {
-	switch ((BfKeyKind) kind)
-	{
-		case BF_KIND_NONE:
-			return "none";
-		case BF_KIND_NUMBER:
-			return "number";
-		case BF_KIND_FLOAT:
-			return "float";
-		case BF_KIND_TEXT:
-			return "text";
-		case BF_KIND_BYTEA:
-			return "bytea";
-		case BF_KIND_UUID:
-			return "uuid";
-		case BF_KIND_BOOL:
-			return "boolean";
-		case BF_KIND_DATE:
-			return "date";
-		case BF_KIND_TIMESTAMP:
-			return "timestamp";
-		case BF_KIND_TIMESTAMPTZ:
-			return "timestamptz";
-		case BF_KIND_OTHER:
-			return "other";
-	}
-	return "unknown";
+	return bf_key_kind_name(kind);
 }
 
 /* The SQL type to cast to when a value does not match a filter's kind. */

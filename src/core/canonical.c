@@ -102,3 +102,23 @@ bf_hash_numeric(uint16_t sign, int weight, const uint16_t *digits, int ndigits,
 	XXH3_64bits_update(&state, chunk, used);
 	return XXH3_64bits_digest(&state);
 }
+
+const char *
+bf_key_kind_name(uint8_t kind)
+{
+	static const char *const names[] = {
+		[BF_KIND_NONE] = "none",
+		[BF_KIND_NUMBER] = "number",
+		[BF_KIND_FLOAT] = "float",
+		[BF_KIND_TEXT] = "text",
+		[BF_KIND_BYTEA] = "bytea",
+		[BF_KIND_UUID] = "uuid",
+		[BF_KIND_BOOL] = "boolean",
+		[BF_KIND_DATE] = "date",
+		[BF_KIND_TIMESTAMP] = "timestamp",
+		[BF_KIND_TIMESTAMPTZ] = "timestamptz",
+		[BF_KIND_OTHER] = "other",
+	};
+
+	return kind <= BF_KIND_LAST ? names[kind] : "unknown";
+}

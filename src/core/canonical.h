@@ -153,4 +153,10 @@ extern BF_HIDDEN uint64_t bf_hash_numeric(uint16_t sign, int weight,
 extern BF_HIDDEN bool bf_numeric_int64(const uint16_t *digits, int ndigits,
 									   int weight, bool negative, int64_t *integer);
 
+/*
+ * A key kind's name, as bloom_info, the clients and error messages show
+ * it ("number", "text", ...); "unknown" for a value no kind has.
+ */
+extern BF_HIDDEN const char *bf_key_kind_name(uint8_t kind);
+
 #endif							/* BF_CANONICAL_H */
