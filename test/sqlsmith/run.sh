@@ -54,7 +54,7 @@ SEED_TIMEOUT=${SQLSMITH_SEED_TIMEOUT:-150}
 # and its start takes minutes.
 PARALLEL="parallel_setup_cost=0.1 parallel_tuple_cost=0 min_parallel_table_scan_size=0
 	max_parallel_workers_per_gather=2"
-declare -A SEED_QUERIES=([1]=3000 [2]=2000 [3]=400 [4]=300 [5]=2000)
+declare -A SEED_QUERIES=([1]=2500 [2]=1500 [3]=350 [4]=250 [5]=1500)
 declare -A SEED_NAMES=(
 	[1]="plain"
 	[2]="every batched scan prefetching"
@@ -98,7 +98,8 @@ start() {
 		-c autovacuum=off -c logging_collector=on -c log_destination=jsonlog \
 		-c "log_directory='$LOG_DIR'" -c log_filename=postgresql.log \
 		-c log_rotation_age=0 -c log_rotation_size=0 -c log_error_verbosity=verbose \
-		-c track_activity_query_size=65536 -c restart_after_crash=on || return 1
+		-c track_activity_query_size=65536 -c restart_after_crash=on -c track_functions=all ||
+		return 1
 	wait_for_log || return 1
 	sql postgres -c "CREATE ROLE $ROLE LOGIN" \
 		-c "ALTER ROLE $ROLE SET session_preload_libraries = 'bloomfilter'" \
@@ -120,14 +121,14 @@ log_size() {
 # a crash) and a marker logged now is in the log file, so that everything
 # logged before it is there too.
 wait_for_log() {
-	local marker="sqlsmith log marker $RANDOM$RANDOM" tries
-	for tries in $(seq 1 120); do
+	local marker="sqlsmith log marker $RANDOM$RANDOM"
+	for _ in $(seq 1 120); do
 		if sql postgres -c "DO \$\$BEGIN RAISE LOG '$marker'; END\$\$" >/dev/null 2>&1; then
 			break
 		fi
 		sleep 0.5
 	done
-	for tries in $(seq 1 100); do
+	for _ in $(seq 1 100); do
 		grep -qF "$marker" "$LOG_FILE" 2>/dev/null && return 0
 		sleep 0.1
 	done
@@ -258,10 +259,43 @@ seed_database() {
 	done
 }
 
+# The extension's functions (those SQL can call: none of internal) that
+# statistics saw called in DB (track_functions counts calls made through
+# expressions and operators; not the type's I/O functions, nor the
+# aggregates' support functions), or, with --all, all of them.
+called_functions() {
+	local db=$1 called="AND EXISTS (SELECT 1 FROM pg_stat_user_functions f WHERE f.funcid = p.oid AND f.calls > 0)"
+	[ "${2:-}" = --all ] && { db=smith_template; called=""; }
+	sql "$db" -c "SELECT p.oid::regprocedure FROM pg_proc p
+		JOIN pg_depend d ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+			AND d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+		JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'bloomfilter'
+		WHERE p.prokind = 'f' AND NOT 'internal'::regtype = ANY (p.proargtypes::oid[] || p.prorettype)
+		  $called"
+}
+
+# lost_connection DUMP ERR: the queries of DUMP during which sqlsmith lost
+# its connection (its progress line on ERR has a "C" for each; the first
+# of a row is the one running when the backend died, those after it found
+# the server restarting), as "#" lines: the crashed backend's own last
+# statement may be sqlsmith's ROLLBACK.
+lost_connection() {
+	local dump=$1 err=$2 numbers
+	numbers=$(grep -E '^[.etSC]+$' "$err" | tr -d '\n' |
+		awk '{ for (i = 1; i <= length($0); i++)
+			if (substr($0, i, 1) == "C" && substr($0, i - 1, 1) != "C") print i }' | head -n 5)
+	[ -n "$numbers" ] || return 0
+	awk -v numbers=" $(echo "$numbers" | paste -sd ' ') " 'BEGIN { RS = ";\n" }
+		index(numbers, " " NR " ") {
+			print "# sqlsmith lost its connection during its query " NR ":"
+			gsub(/\n/, "\n#     "); print "#     " $0 ";" }' "$dump" | head -n 200
+}
+
 # What sqlsmith's queries reached: how many name one of the extension's
 # functions or types, or read a view that calls them.
 extension_queries() {
-	awk 'BEGIN { RS = ";\n" } /public\.(bloom|qfilter)|public\.(number_probes|text_probes|other_probes|guarded_|filter_stats|key_filters|combined_filters|index_probes|index_stats|index_followers|round_trips)/ { n++ } END { print n + 0 }' "$1"
+	awk -v views="$VIEWS" 'BEGIN { RS = ";\n"; pattern = "public\\.(bloom|qfilter|" views ")" }
+		$0 ~ pattern { n++ } END { print n + 0 }' "$1"
 }
 
 run_seed() {
@@ -298,7 +332,22 @@ run_seed() {
 			"keep the query as a case of test/sqlsmith/regressions.sql"
 	fi
 	report "$WORK/seed.json" "seed $seed"
+	lost_connection "$dump" "$err"
+	called_functions "$db" >>"$WORK/called.txt"
 	sql postgres -c "DROP DATABASE $db" >/dev/null 2>&1
+}
+
+# coverage: how many of the extension's functions the seeds called, and
+# which they did not.
+coverage() {
+	local never
+	[ -f "$WORK/called.txt" ] || return 0
+	called_functions smith_template --all | sort -u >"$WORK/all.txt"
+	sort -u "$WORK/called.txt" >"$WORK/called.sorted"
+	never=$(comm -23 "$WORK/all.txt" "$WORK/called.sorted" | paste -sd ' ')
+	echo "# the seeds called $(comm -12 "$WORK/all.txt" "$WORK/called.sorted" | wc -l) of the" \
+		"extension's $(wc -l <"$WORK/all.txt") functions (counted by track_functions: not the" \
+		"I/O and aggregate support functions)${never:+; not called: $never}"
 }
 
 main() {
@@ -317,12 +366,14 @@ main() {
 		finish_timed
 	fi
 	EXTENSION_FILES=$(extension_files)
+	VIEWS=$(sql smith_template -c "SELECT string_agg(viewname, '|') FROM pg_views WHERE schemaname = 'public'")
 	check "the log check finds an internal error in bloomfilter.c and a backend killed by signal 11" \
 		detector_check
 	replay_cases
 	for seed in $SEEDS; do
 		run_seed "$seed"
 	done
+	coverage
 	finish_timed
 }
 

@@ -428,6 +428,21 @@ FROM filters fl
 LEFT JOIN LATERAL bloom_info(fl.f) b ON true
 LEFT JOIN LATERAL qfilter_info(fl.q) q ON true;
 
+-- construction and sizing from the keys' numbers (kept within what is
+-- accepted), comparisons and the qfilter's multiset operations
+CREATE VIEW sized_filters AS
+SELECT k.id, k.k_int2, fl.kind,
+	bloom_empty(abs(k.k_int2::int) + 1, 0.01, k.id % 3 * 2) AS empty_filter,
+	(bloom_params(abs(k.k_int2::int) + 1, 1.0 / (k.id % 1000 + 3))).bytes AS params_bytes,
+	qfilter_empty(abs(k.k_int2::int) + 1) AS empty_q,
+	qfilter_union(fl.q_fixed, fl.q_fixed) AS q_fixed_twice,
+	qfilter_add_all(fl.q, k.k_int_array) AS q_plus_array,
+	fl.f <> fl.fixed AS f_differs, fl.fixed < fl.f AS fixed_before,
+	fl.q_fixed < fl.q AS q_before, fl.q_fixed >= fl.q AS q_not_before,
+	fl.q | fl.q AS q_doubled
+FROM filters fl CROSS JOIN keys k
+WHERE fl.kind IN ('k_int4', 'union', 'empty', 'null') AND k.id % 4 = 0;
+
 -- the aggregates, grouped, over every kind
 CREATE VIEW key_filters AS
 SELECT k_bool AS grp,
@@ -455,6 +470,7 @@ SELECT u.id, u.email,
 FROM users u;
 CREATE VIEW index_stats AS
 SELECT i.idx, i.tbl, n.*, bloom_index_verify(i.idx) AS verified,
+	(bloom_index_snapshot(i.idx)).lsn AS snapshot_lsn,
 	bloom_cardinality(bloom_index_filter(i.idx)) AS cardinality
 FROM indexes i
 JOIN pg_class c ON c.oid = i.idx AND c.relkind = 'i'
