@@ -13,7 +13,7 @@
 #                                   # cases, docs, property, stats; under 4 minutes
 #
 # The full run adds pg_regress's multi-second cases (REGRESS_LARGE in the
-# Makefile) and the fuzz, fdw, stress, dump, client, live, node and package suites.  The large cases
+# Makefile) and the fuzz, fdw, stress, dump, client, live, node, sqlsmith and package suites.  The large cases
 # run here only, once: the package build and autopkgtest run the Makefile's
 # REGRESS, which leaves them out.
 #
@@ -56,7 +56,7 @@ if [ -n "$quick" ]; then
 	SUITES=${SUITES-docs property stats upgrade}
 	REGRESS_LARGE=""
 else
-	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress sync dump client live node package}
+	SUITES=${SUITES-fuzz property stats docs upgrade fdw stress sync dump client live node sqlsmith package}
 	REGRESS_LARGE=large
 fi
 
