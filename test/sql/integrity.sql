@@ -121,16 +121,16 @@ UNION ALL SELECT 'bloom_intersection_agg', bloom_intersection_agg(f) FROM (SELEC
 UNION ALL SELECT 'typmod coercion', bloom_add(bloom_empty(1000), 5)::bloom(1000, 0.01);
 
 -- parallel aggregates: partial filters travel serialised to the leader
-CREATE TABLE par AS SELECT g AS id FROM generate_series(1, 100000) g;
-ANALYZE par;
+CREATE TABLE integrity_rows AS SELECT g AS id FROM generate_series(1, 100000) g;
+ANALYZE integrity_rows;
 SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
 INSERT INTO producers
-SELECT 'bloom_agg parallel', bloom_agg(id) FROM par
-UNION ALL SELECT 'bloom_agg fixed parallel', bloom_agg(id, 200000, 0.01) FROM par
-UNION ALL SELECT 'bloom_agg growing parallel', bloom_agg(id, 10000, 0.01, 2) FROM par;
+SELECT 'bloom_agg parallel', bloom_agg(id) FROM integrity_rows
+UNION ALL SELECT 'bloom_agg fixed parallel', bloom_agg(id, 200000, 0.01) FROM integrity_rows
+UNION ALL SELECT 'bloom_agg growing parallel', bloom_agg(id, 10000, 0.01, 2) FROM integrity_rows;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
@@ -195,7 +195,7 @@ SET parallel_setup_cost = 0;
 SET parallel_tuple_cost = 0;
 SET min_parallel_table_scan_size = 0;
 SET max_parallel_workers_per_gather = 2;
-INSERT INTO qproducers SELECT 'qfilter_agg parallel', qfilter_agg(id) FROM par;
+INSERT INTO qproducers SELECT 'qfilter_agg parallel', qfilter_agg(id) FROM integrity_rows;
 RESET parallel_setup_cost;
 RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
