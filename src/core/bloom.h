@@ -347,7 +347,12 @@ bf_hash(const void *data, size_t len, uint64_t seed)
 	return XXH3_64bits_withSeed(data, len, seed);
 }
 
-/* The bit layout. */
+/*
+ * The bit layout.  These work on bare bit arrays and do not follow the body
+ * check: a value changed through them (or through bf_segment_store_inserted
+ * below) leaves by bf_seal, as the aggregates' bulk inserts do; per-key adds
+ * go through bf_filter_add, which follows it.
+ */
 extern BF_HIDDEN uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
 extern BF_HIDDEN void bf_block_add(uint8_t *block, uint64_t hash, int k);
 extern BF_HIDDEN bool bf_block_test(const uint8_t *block, uint64_t hash, int k);
