@@ -35,7 +35,7 @@ DATA_built = sql/bloomfilter--$(EXTVERSION).sql
 DATA = sql/bloomfilter--1.0.sql $(addprefix sql/,$(notdir $(wildcard $(source_dir)sql/bloomfilter--*--*.sql)))
 PGFILEDESC = "bloomfilter - Bloom filter data type"
 
-REGRESS = setup io functions operators hashing keykinds keyshapes environment planner bloomscan aggregates aggregate_nulls growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors security
+REGRESS = setup io functions operators hashing keykinds keyshapes environment planner bloomscan aggregates aggregate_nulls growth qfilter typmods bloomindex bloomindex_edges bloomindex_sync spill qfilter_spill errors integrity security
 # UTF8 whatever the cluster's default, so that outputs do not depend on the
 # machine's locale (environment.sql makes its other databases itself).
 # Inputs in test/sql, expected outputs in test/expected: this --inputdir

@@ -412,9 +412,9 @@ bfc_create(bfc_kind kind, uint64_t capacity, double fpr, bfc_error *err)
 		return NULL;
 	}
 	filter->len = bf_value_bytes(header.nblocks);
+	bf_init(filter->value, &header, NULL);
 	filter->header = header;
 	filter->intended = kind;
-	bf_init(filter->value, &header, NULL);
 	return filter;
 }
 

@@ -1606,8 +1606,12 @@ bloom_agg_serialize(PG_FUNCTION_ARGS)
 		pq_sendbytes(&buf, (const char *) state->hashes, nhashes * sizeof(uint64));
 	pq_sendbyte(&buf, state->filter != NULL);
 	if (state->filter != NULL)
+	{
+		/* the leader's deserialize validates it: its bits came in raw */
+		BloomSeal(state->filter);
 		pq_sendbytes(&buf, (const char *) BloomData(state->filter),
 					 BloomDataLen(state->filter));
+	}
 	PG_RETURN_BYTEA_P(pq_endtypsend(&buf));
 }
 

@@ -212,7 +212,10 @@ bloom_apply_changes(PG_FUNCTION_ARGS)
 	BfStatus	status;
 	Bloom	   *result;
 
-	BloomReadHeader(bloom, &header);
+	/* the whole copy, body check included: the pass costs what the apply does */
+	status = bf_validate(BloomData(bloom), BloomDataLen(bloom), &header);
+	if (status != BF_OK)
+		ReportCorruptValue(status);
 	status = bf_delta_check(BloomData(bloom), BloomDataLen(bloom), &header,
 							(const uint8 *) VARDATA_ANY(delta), VARSIZE_ANY_EXHDR(delta),
 							&new_len);

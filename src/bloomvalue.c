@@ -52,7 +52,7 @@ ResultRowDesc(FunctionCallInfo fcinfo)
 }
 
 Bloom *
-BloomAlloc(const BfHeader *header)
+BloomAlloc(BfHeader *header)
 {
 	size_t		len = bf_value_bytes(header->nblocks);
 	Bloom	   *bloom = (Bloom *) PallocLarge(VARHDRSZ + len);
@@ -92,12 +92,33 @@ BloomReadHeader(Bloom *bloom, BfHeader *header)
 		ReportCorruptValue(status);
 }
 
-/* Rewrites the header after the glue changed a field (kind, count). */
+/* Seals the value after the glue changed its bits or header (bloomvalue.h). */
 void
-BloomWriteHeader(Bloom *bloom, const BfHeader *header)
+BloomWriteHeader(Bloom *bloom, BfHeader *header)
 {
-	bf_write_header(BloomData(bloom), header);
+	bf_seal(BloomData(bloom), BloomDataLen(bloom), header);
 }
+
+void
+BloomSeal(Bloom *bloom)
+{
+	BfHeader	header;
+
+	BloomReadHeader(bloom, &header);
+	BloomWriteHeader(bloom, &header);
+}
+
+#ifdef USE_ASSERT_CHECKING
+Bloom *
+BloomAssertSealed(Bloom *bloom)
+{
+	BfHeader	header;
+
+	if (bloom != NULL && !VARATT_IS_EXTERNAL(bloom) && !VARATT_IS_COMPRESSED(bloom))
+		Assert(bf_validate(BloomData(bloom), BloomDataLen(bloom), &header) == BF_OK);
+	return bloom;
+}
+#endif
 
 /*
  * The glue's single entry to the core's validator, used by text input,
@@ -580,7 +601,7 @@ CheckCompatible(const BfHeader *a, const BfHeader *b, const char *operation)
 
 	if (bf_compatible(a, b))
 		return;
-	if (a->version != b->version)
+	if (!bf_same_hashing(a->version, b->version))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_EXCEPTION),
 				 errmsg("cannot compute the %s of bloom filters of format versions %d and %d",

@@ -27,7 +27,13 @@ typedef struct varlena Bloom;
 #define DatumGetBloomP(X)		((Bloom *) PG_DETOAST_DATUM(X))
 #define PG_GETARG_BLOOM_P(n)	DatumGetBloomP(PG_GETARG_DATUM(n))
 #define PG_GETARG_BLOOM_P_COPY(n) ((Bloom *) PG_DETOAST_DATUM_COPY(PG_GETARG_DATUM(n)))
+#ifdef USE_ASSERT_CHECKING
+/* every value returned passes its own input (bloom.h, "The body check") */
+extern Bloom *BloomAssertSealed(Bloom *bloom);
+#define PG_RETURN_BLOOM_P(x)	PG_RETURN_POINTER(BloomAssertSealed(x))
+#else
 #define PG_RETURN_BLOOM_P(x)	PG_RETURN_POINTER(x)
+#endif
 
 /* Soft input errors (pg_input_is_valid) exist from PostgreSQL 16 on. */
 #if PG_VERSION_NUM >= 160000
@@ -76,11 +82,19 @@ struct AggState;
 extern BF_HIDDEN struct AggState *CallingAggNode(FunctionCallInfo fcinfo);
 
 /* A new, empty filter with the given header, in the current context. */
-extern BF_HIDDEN Bloom *BloomAlloc(const BfHeader *header);
+extern BF_HIDDEN Bloom *BloomAlloc(BfHeader *header);
 
 /* Header of a value already in the database; corruption is an ERROR. */
 extern BF_HIDDEN void BloomReadHeader(Bloom *bloom, BfHeader *header);
-extern BF_HIDDEN void BloomWriteHeader(Bloom *bloom, const BfHeader *header);
+
+/*
+ * The glue's one way out for a value whose bits it set itself (the
+ * aggregates' bulk inserts, an index snapshot) or whose header it changed:
+ * writes the header with a fresh body check (bf_seal, one pass), so that
+ * the value passes its own input.  BloomSeal does it from the value alone.
+ */
+extern BF_HIDDEN void BloomWriteHeader(Bloom *bloom, BfHeader *header);
+extern BF_HIDDEN void BloomSeal(Bloom *bloom);
 
 /* The ERROR for a stored value whose header or length is wrong. */
 extern BF_HIDDEN void ReportCorruptValue(BfStatus status);

@@ -265,7 +265,7 @@ test('info() has bloom_info\'s fields', () => {
   assert.deepEqual(Object.keys(info).sort(), ['bits', 'bits_set', 'bytes', 'capacity', 'estimated_distinct',
     'estimated_fpr', 'fill_ratio', 'format_version', 'growth', 'hashes', 'inserted', 'key_environment',
     'key_kind', 'layout', 'over_capacity', 'seed', 'segments', 'target_fpr']);
-  assert.equal(info.format_version, 2);
+  assert.equal(info.format_version, 3);
   assert.equal(info.layout, 'blocked512');
   assert.equal(info.capacity, 100000);
   assert.equal(info.target_fpr, 0.01);
@@ -332,4 +332,16 @@ test('applyChanges: a damaged delta is refused and the filter is unchanged', () 
   assert.throws(() => f.applyChanges(Buffer.from('BD not a delta at all, and long enough for its header')), bf.InvalidFilterError);
   assert.throws(() => f.applyChanges(Buffer.alloc(3)), bf.InvalidFilterError);
   assert.deepEqual(f.toBytes(), before);
+});
+
+test('a damaged byte anywhere in the body is refused, never an "absent"', () => {
+  const f = Filter.empty('number', 1000, 0.01);
+  f.add(42);
+  const bytes = Buffer.from(f.toBytes());
+  for (const at of [56, 100, bytes.length - 1]) {
+    const damaged = Buffer.from(bytes);
+    damaged[at] ^= 0x10;
+    assert.throws(() => Filter.fromBytes(damaged), /Checksum of the header and bit array does not match/);
+  }
+  assert.equal(Filter.fromBytes(bytes).contains(42), true);
 });

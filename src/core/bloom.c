@@ -69,7 +69,7 @@ bf_status_message(BfStatus status)
 		case BF_ERR_MAGIC:
 			return "Value does not start with the bloom magic \"BF\"";
 		case BF_ERR_VERSION:
-			return "Unsupported format version (this build reads versions 1 and 2)";
+			return "Unsupported format version (this build reads versions 1 to 3)";
 		case BF_ERR_LAYOUT:
 			return "Unknown layout";
 		case BF_ERR_K:
@@ -119,6 +119,8 @@ bf_status_message(BfStatus status)
 		case BF_ERR_DELTA_MISMATCH:
 			return "Delta belongs to another filter (seed, capacity, rate, key kind, growth, "
 				"format or layout differ, or the copy has more segments than the delta)";
+		case BF_ERR_BODY_CHECKSUM:
+			return "Checksum of the header and bit array does not match: the value is damaged";
 	}
 	return "unknown status";
 }
@@ -132,6 +134,101 @@ size_t
 bf_value_bytes(uint32_t nblocks)
 {
 	return BF_HEADER_SIZE + (size_t) nblocks * BF_BLOCK_BYTES;
+}
+
+/* The odd multiplier of the body's 32-bit word j (bloom.h, "The body check"). */
+#define BODY_STEP	UINT32_C(0x9E3779B1)
+#define BODY_BASE	UINT32_C(0x7F4A7C15)
+
+static inline uint32_t
+body_multiplier(size_t j)
+{
+	return ((uint32_t) j * BODY_STEP + BODY_BASE) | 1;
+}
+
+/*
+ * Four accumulators, so that the multiplications of neighbouring words
+ * overlap; one multiply-add per 4 bytes.
+ */
+uint32_t
+bf_body_sum(const uint8_t *body, size_t nbytes, size_t first_word)
+{
+	uint32_t	s0 = 0,
+				s1 = 0,
+				s2 = 0,
+				s3 = 0;
+	uint32_t	c = (uint32_t) first_word * BODY_STEP + BODY_BASE;
+	size_t		n = nbytes / 4;
+	size_t		i = 0;
+
+	for (; i + 4 <= n; i += 4)
+	{
+		const uint8_t *p = body + i * 4;
+
+		s0 += bf_load_le32(p) * (c | 1);
+		s1 += bf_load_le32(p + 4) * ((c + BODY_STEP) | 1);
+		s2 += bf_load_le32(p + 8) * ((c + 2 * BODY_STEP) | 1);
+		s3 += bf_load_le32(p + 12) * ((c + 3 * BODY_STEP) | 1);
+		c += 4 * BODY_STEP;
+	}
+	for (; i < n; i++)
+	{
+		s0 += bf_load_le32(body + i * 4) * (c | 1);
+		c += BODY_STEP;
+	}
+	return s0 + s1 + s2 + s3;
+}
+
+/* S of a whole value of len bytes. */
+static uint32_t
+value_body_sum(const uint8_t *value, size_t len)
+{
+	return bf_body_sum(value + BF_HEADER_SIZE, len - BF_HEADER_SIZE, 0);
+}
+
+/*
+ * Stores a 64-bit field of the body at offset (a multiple of 4: segment
+ * descriptors' counts), following S.
+ */
+static void
+store_le64_checked(uint8_t *value, size_t offset, uint64_t v, uint32_t *check)
+{
+	size_t		j = (offset - BF_HEADER_SIZE) / 4;
+	uint32_t	old_lo = bf_load_le32(value + offset);
+	uint32_t	old_hi = bf_load_le32(value + offset + 4);
+
+	bf_store_le64(value + offset, v);
+	*check += (bf_load_le32(value + offset) - old_lo) * body_multiplier(j);
+	*check += (bf_load_le32(value + offset + 4) - old_hi) * body_multiplier(j + 1);
+}
+
+/* A version 2 header becomes version 3: S is computed once. */
+static void
+ensure_body_check(const uint8_t *value, size_t len, BfHeader *header)
+{
+	if (header->version == 2)
+	{
+		header->body_check = value_body_sum(value, len);
+		header->version = 3;
+	}
+}
+
+void
+bf_seal(uint8_t *value, size_t len, BfHeader *header)
+{
+	if (header->version >= 2)
+	{
+		header->version = 3;
+		header->body_check = value_body_sum(value, len);
+	}
+	bf_write_header(value, header);
+}
+
+void
+bf_finish(uint8_t *value, size_t len, BfHeader *header)
+{
+	ensure_body_check(value, len, header);
+	bf_write_header(value, header);
 }
 
 static uint32_t
@@ -167,12 +264,15 @@ bf_write_header(uint8_t *value, const BfHeader *header)
 	bf_store_le64(value + 32, fpr_bits);
 	bf_store_le64(value + 40, header->inserted);
 	bf_store_le32(value + 52, header->identity.env_locale);
-	bf_store_le32(value + 48, header_checksum(value, header->version));
+	bf_store_le32(value + 48, header_checksum(value, header->version) +
+				  (header->version >= 3 ? header->body_check : 0));
 }
 
 /*
  * Decodes and checks the header alone; enough for a probe that reads only
- * the header and one block of a stored filter.
+ * the header and one block of a stored filter.  A version 3 header's
+ * checksum needs the body (bf_validate): here it yields the body sum the
+ * value claims.
  */
 BfStatus
 bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
@@ -199,6 +299,7 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 	header->inserted = bf_load_le64(value + 40);
 	header->growth = 0;
 	header->nsegments = 1;
+	header->body_check = 0;
 
 	if (header->version < BF_FORMAT_VERSION_MIN ||
 		header->version > BF_FORMAT_VERSION)
@@ -232,7 +333,9 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
 		return BF_ERR_CAPACITY;
 	if (!(header->fpr > 0.0 && header->fpr <= 0.5))
 		return BF_ERR_FPR;
-	if (bf_load_le32(value + 48) != header_checksum(value, header->version))
+	if (header->version >= 3)
+		header->body_check = bf_load_le32(value + 48) - header_checksum(value, header->version);
+	else if (bf_load_le32(value + 48) != header_checksum(value, header->version))
 		return BF_ERR_CHECKSUM;
 	return BF_OK;
 }
@@ -273,12 +376,20 @@ bf_validate(const uint8_t *value, size_t len, BfHeader *header)
 						 (size_t) segment.nblocks * BF_BLOCK_BYTES) != 0))
 			return BF_ERR_EMPTY_HAS_BITS;
 	} while (bf_segment_next(value, header, &segment));
+
+	/* the header and the body together (bloom.h, "The body check") */
+	if (header->version >= 3 && value_body_sum(value, len) != header->body_check)
+		return BF_ERR_BODY_CHECKSUM;
 	return BF_OK;
 }
 
+/* A new value is version 3 (unless version 1), and a zero body sums to 0. */
 void
-bf_init(uint8_t *value, const BfHeader *header, const BfHooks *hooks)
+bf_init(uint8_t *value, BfHeader *header, const BfHooks *hooks)
 {
+	if (header->version >= 2)
+		header->version = 3;
+	header->body_check = 0;
 	bf_write_header(value, header);
 	bf_zero(bf_bits(value), (size_t) header->nblocks * BF_BLOCK_BYTES, hooks);
 }
@@ -293,7 +404,7 @@ bf_init(uint8_t *value, const BfHeader *header, const BfHooks *hooks)
 bool
 bf_compatible(const BfHeader *a, const BfHeader *b)
 {
-	return a->version == b->version &&
+	return bf_same_hashing(a->version, b->version) &&
 		a->capacity == b->capacity &&
 		a->fpr == b->fpr &&
 		a->layout == b->layout &&
@@ -515,6 +626,50 @@ bf_add_hashes(uint8_t *bits, uint32_t nblocks, int k,
 	}
 }
 
+/*
+ * block_add following S: the block's first 32-bit word is word block_word
+ * of the body, and bit pos of a block is bit pos % 32 of its little-endian
+ * word pos / 32.  A bit already set changes nothing.
+ */
+static inline void
+block_add_checked(uint8_t *block, size_t block_word, uint64_t hash, int k,
+				  uint32_t *check)
+{
+	for (int i = 0; i < k; i++)
+	{
+		unsigned	pos = position_in_block(hash, i);
+		uint8_t		bit = (uint8_t) (1u << (pos & 7));
+
+		if ((block[pos >> 3] & bit) == 0)
+		{
+			block[pos >> 3] |= bit;
+			*check += (UINT32_C(1) << (pos & 31)) * body_multiplier(block_word + (pos >> 5));
+		}
+	}
+}
+
+/* bf_add_hashes following S, for a segment whose bits start at offset bits. */
+static void
+add_hashes_checked(uint8_t *value, size_t bits, uint32_t nblocks, int k,
+				   const uint64_t *hashes, size_t n, uint32_t *check)
+{
+	const size_t ahead = 32;
+	size_t		first_word = (bits - BF_HEADER_SIZE) / 4;
+
+	for (size_t i = 0; i < ahead && i < n; i++)
+		prefetch_block(value + bits, nblocks, hashes[i]);
+	for (size_t i = 0; i < n; i++)
+	{
+		uint32_t	b = bf_block_of(hashes[i], nblocks);
+
+		if (i + ahead < n)
+			prefetch_block(value + bits, nblocks, hashes[i + ahead]);
+		block_add_checked(value + bits + (size_t) b * BF_BLOCK_BYTES,
+						  first_word + (size_t) b * (BF_BLOCK_BYTES / 4), hashes[i], k,
+						  check);
+	}
+}
+
 bool
 bf_test_hash(const uint8_t *bits, uint32_t nblocks, int k, uint64_t hash)
 {
@@ -709,13 +864,17 @@ bf_chain_next(const BfHeader *header, size_t len, BfSegment *next, size_t *new_l
 	return BF_OK;
 }
 
+/* The new segment's zero bits add nothing to S; its descriptor does. */
 void
 bf_chain_append(uint8_t *value, BfHeader *header, size_t len, const BfSegment *next,
 				const BfHooks *hooks)
 {
+	ensure_body_check(value, len, header);
 	bf_zero(value + len, BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES, hooks);
 	bf_store_le32(value + len, next->nblocks);
 	value[len + 4] = next->k;
+	header->body_check += bf_body_sum(value + len, BF_SEGMENT_HEADER_SIZE,
+									  (len - BF_HEADER_SIZE) / 4);
 	header->nsegments++;
 	bf_write_header(value, header);
 }
@@ -767,6 +926,7 @@ chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, 
 	int			can_grow = -1;	/* not yet known */
 	size_t		taken = 0;
 
+	ensure_body_check(value, len, header);
 	bf_segment_last(value, header, &last);
 	for (; taken < n; taken++)
 	{
@@ -783,13 +943,14 @@ chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, 
 				if (can_grow)
 					break;
 			}
-			block_add(value + last.bits + (size_t) bf_block_of(hash, last.nblocks) * BF_BLOCK_BYTES,
-					  hash, last.k);
+			add_hashes_checked(value, last.bits, last.nblocks, last.k, &hash, 1,
+							   &header->body_check);
 			last.inserted = bf_count_add(last.inserted, 1);
 		}
 		header->inserted = bf_count_add(header->inserted, 1);
 	}
-	bf_segment_store_inserted(value, &last);
+	store_le64_checked(value, last.bits - BF_SEGMENT_HEADER_SIZE + 8, last.inserted,
+					   &header->body_check);
 	bf_write_header(value, header);
 	return taken;
 }
@@ -800,7 +961,11 @@ bf_filter_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hash
 {
 	if (bf_is_chain(header))
 		return chain_add(value, len, header, hashes, n);
-	bf_add_hashes(bf_bits(value), header->nblocks, header->k, hashes, n);
+	ensure_body_check(value, len, header);
+	add_hashes_checked(value, BF_HEADER_SIZE, header->nblocks, header->k, hashes, n,
+					   &header->body_check);
+	if (header->version < 3)
+		header->body_check = 0;		/* version 1 has none */
 	header->inserted = bf_count_add(header->inserted, n);
 	bf_write_header(value, header);
 	return n;
@@ -1013,7 +1178,7 @@ bf_union_into(uint8_t **dst, size_t *dst_len, BfHeader *d, const uint8_t *src,
 	d->inserted = bf_count_add(d->inserted, s->inserted);
 	if (d->identity.kind == BF_KIND_NONE)
 		d->identity = s->identity;
-	bf_write_header(*dst, d);
+	bf_seal(*dst, *dst_len, d);
 	return BF_OK;
 }
 
@@ -1033,7 +1198,7 @@ bf_intersect_into(uint8_t *dst, BfHeader *d, const uint8_t *src, const BfHeader 
 		/* intersecting with an empty filter leaves nothing */
 		d->identity = (BfKeyIdentity) {.kind = BF_KIND_NONE};
 	}
-	bf_write_header(dst, d);
+	bf_seal(dst, bf_value_bytes(d->nblocks), d);
 	return BF_OK;
 }
 

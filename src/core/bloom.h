@@ -49,11 +49,11 @@
 typedef struct BfHooks BfHooks;
 
 /*
- * Serialised format, versions 1 and 2 (all integers little-endian):
+ * Serialised format, versions 1, 2 and 3 (all integers little-endian):
  *
  *	offset	size	field
  *	0		2		magic "BF"
- *	2		1		format version (1 or 2)
+ *	2		1		format version (1, 2 or 3)
  *	3		1		layout (1 = blocked, 512-bit blocks)
  *	4		1		k, hash positions per value (1..BF_MAX_K)
  *	5		1		key kind (BfKeyKind)
@@ -67,8 +67,9 @@ typedef struct BfHooks BfHooks;
  *	32		8		target false-positive rate (IEEE 754 double)
  *	40		8		inserted count (values added, summed by union)
  *	48		4		checksum: low half of the XXH3-64 of bytes 0..47
- *					(v2: of bytes 0..47 followed by bytes 52..55)
- *	52		4		v2: environment locale fingerprint (0 when not
+ *					(v2, v3: of bytes 0..47 followed by bytes 52..55);
+ *					v3: plus the body sum below, modulo 2^32
+ *	52		4		v2, v3: environment locale fingerprint (0 when not
  *					recorded); v1: reserved, must be zero
  *	56		...		the bit array: nblocks * 64 bytes
  *
@@ -105,10 +106,42 @@ typedef struct BfHooks BfHooks;
  * same bytes on every platform.  The header checksum exists because a flipped
  * bit in k, seed, layout or key kind would otherwise yield a filter that
  * silently answers "absent" for values that were added.
+ *
+ * The body check (version 3)
+ * --------------------------
+ * A cleared bit is as bad as a flipped k: a value that was added reads as
+ * absent.  Version 3 is version 2 (same hashing, same bits, same offsets)
+ * whose checksum field also covers the body, every byte after the header
+ * (bit arrays and, in a chain, segment descriptors), through a linear sum
+ * over its little-endian 32-bit words w_j:
+ *
+ *		S = sum of w_j * C_j  (mod 2^32),  C_j = (j * 0x9E3779B1 + 0x7F4A7C15) | 1
+ *
+ * and the field holds header checksum + S (mod 2^32).  A change d != 0 to
+ * one word changes S by d * C_j, and C_j is odd, so it is never 0 mod 2^32:
+ * every change confined to one 32-bit word, hence every damaged byte of the
+ * body, is detected exactly, not with a probability.  (A damaged header byte
+ * changes the XXH3 half: missed with probability 2^-32, as in version 2.)
+ * Being linear, S follows an add in O(1): setting bits in word j adds
+ * (new - old) * C_j, which is what bf_filter_add and a chain's growth do;
+ * whole-value operations (union, intersection, a delta, an aggregate's
+ * bulk inserts) recompute it in their one pass, bf_seal.  The header field
+ * was the only room in a full 56-byte header; the price is that the header
+ * alone (a point probe reads only it and one block) is checked for its
+ * structure but not its checksum, which needs the body: a probe trusts a
+ * stored value, which bf_validate checked in full on its way in and
+ * PostgreSQL's page checksums cover since.
+ *
+ * Every producer writes version 3 (bf_seal, or the O(1) updates above, on
+ * the way out); a version 2 value becomes version 3 the first time it is
+ * changed (its body sum computed once).  Version 1 values keep version 1,
+ * whose hashing differs, and so have no body check: they, and version 2
+ * values from 1.0, are verified by their header checksum and structure
+ * (lengths, ranges, segment sizes) only, as 1.0 did.
  */
 #define BF_MAGIC_0			'B'
 #define BF_MAGIC_1			'F'
-#define BF_FORMAT_VERSION	2		/* written by new filters */
+#define BF_FORMAT_VERSION	3		/* written by new filters */
 #define BF_FORMAT_VERSION_MIN 1	/* oldest still read */
 #define BF_LAYOUT_BLOCKED512 1
 #define BF_LAYOUT_CHAINED	2
@@ -208,7 +241,9 @@ typedef enum BfStatus
 	BF_ERR_DELTA_HEADER,
 	BF_ERR_DELTA_RUN,
 	/* a sound delta, of another filter than the copy */
-	BF_ERR_DELTA_MISMATCH
+	BF_ERR_DELTA_MISMATCH,
+	/* a version 3 value whose body does not match its check */
+	BF_ERR_BODY_CHECKSUM
 } BfStatus;
 
 /* The decoded header of a filter. */
@@ -225,6 +260,7 @@ typedef struct BfHeader
 	uint64_t	inserted;
 	uint8_t		growth;			/* chain only, else 0 */
 	uint32_t	nsegments;		/* 1 unless a chain */
+	uint32_t	body_check;		/* v3: the body sum S (see above), else 0 */
 } BfHeader;
 
 /*
@@ -254,9 +290,31 @@ extern BF_HIDDEN BfStatus bf_read_header(const uint8_t *value, size_t len,
 							   BfHeader *header);
 extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
 							BfHeader *header);
-extern BF_HIDDEN void bf_init(uint8_t *value, const BfHeader *header,
-							 const BfHooks *hooks);
+extern BF_HIDDEN void bf_init(uint8_t *value, BfHeader *header, const BfHooks *hooks);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
+
+/*
+ * The body check.  bf_body_sum is S over nbytes (a multiple of 4) of a
+ * body whose first word is word first_word (qfilter's body check is the
+ * same sum).  bf_seal is the one way out for a value whose bytes were
+ * changed other than through bf_filter_add or a chain's growth: it makes a
+ * version 2 header version 3, recomputes S over the len bytes and writes
+ * the header.  bf_finish writes the header after a change of header fields
+ * alone (S stays), first computing S for a version 2 value.
+ */
+extern BF_HIDDEN uint32_t bf_body_sum(const uint8_t *body, size_t nbytes, size_t first_word);
+extern BF_HIDDEN void bf_seal(uint8_t *value, size_t len, BfHeader *header);
+extern BF_HIDDEN void bf_finish(uint8_t *value, size_t len, BfHeader *header);
+
+/*
+ * Whether two headers hash values alike: versions 2 and 3 do (3 only adds
+ * the body check), version 1 does not.
+ */
+static inline bool
+bf_same_hashing(uint8_t a, uint8_t b)
+{
+	return (a == 1) == (b == 1);
+}
 
 /*
  * Key identities.  Whether values under a may meet values under b: the same
@@ -292,7 +350,12 @@ bf_hash(const void *data, size_t len, uint64_t seed)
 	return XXH3_64bits_withSeed(data, len, seed);
 }
 
-/* The bit layout. */
+/*
+ * The bit layout.  These work on bare bit arrays and do not follow the body
+ * check: a value changed through them (or through bf_segment_store_inserted
+ * below) leaves by bf_seal, as the aggregates' bulk inserts do; per-key adds
+ * go through bf_filter_add, which follows it.
+ */
 extern BF_HIDDEN uint32_t bf_block_of(uint64_t hash, uint32_t nblocks);
 extern BF_HIDDEN void bf_block_add(uint8_t *block, uint64_t hash, int k);
 extern BF_HIDDEN bool bf_block_test(const uint8_t *block, uint64_t hash, int k);

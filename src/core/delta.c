@@ -217,7 +217,7 @@ delta_belongs_to(const uint8_t *delta, const BfHeader *header)
 		delta[DELTA_KIND_AT] == header->identity.kind &&
 		bf_load_le32(delta + DELTA_TAG_AT) == header->identity.tag &&
 		delta[DELTA_GROWTH_AT] == (bf_is_chain(header) ? header->growth : 0) &&
-		delta[DELTA_FORMAT_AT] == header->version &&
+		bf_same_hashing(delta[DELTA_FORMAT_AT], header->version) &&
 		delta[DELTA_LAYOUT_AT] == header->layout &&
 		bf_load_le32(delta + DELTA_NSEGMENTS_AT) >= header->nsegments;
 }
@@ -336,5 +336,5 @@ bf_delta_apply(uint8_t *value, size_t len, size_t new_len, BfHeader *header,
 	if (bf_is_chain(header))
 		for (uint32_t i = 0; i < header->nsegments; i++)
 			bf_segment_store_inserted(value, &segments[i]);
-	bf_write_header(value, header);
+	bf_seal(value, len, header);	/* one pass: the body check */
 }

@@ -24,7 +24,8 @@
  *	24		8		target fpr (IEEE 754 double bits, the header's)
  *	32		1		key kind (BfKeyKind; never BF_KIND_NONE)
  *	33		1		growth (0 for a filter of fixed size)
- *	34		1		the filter's format version (1 or 2)
+ *	34		1		the filter's format version (1, 2 or 3; 2 and 3 hash
+ *					alike and so match each other)
  *	35		1		layout (BF_LAYOUT_BLOCKED512 or BF_LAYOUT_CHAINED)
  *	36		4		key tag
  *	40		4		nruns

@@ -254,7 +254,7 @@ qf_status_message(QfStatus status)
 		case QF_ERR_MAGIC:
 			return "Value does not start with the qfilter magic \"QF\"";
 		case QF_ERR_VERSION:
-			return "Unsupported format version (this build reads version 1)";
+			return "Unsupported format version (this build reads versions 1 and 2)";
 		case QF_ERR_KIND:
 			return "Unknown key kind or key tag";
 		case QF_ERR_RESERVED:
@@ -281,6 +281,8 @@ qf_status_message(QfStatus status)
 			return "Filter has no free slot";
 		case QF_ERR_LIMIT:
 			return "Filter cannot grow: its fingerprints have no remainder bits left, or no larger size holds their runs";
+		case QF_ERR_BODY_CHECKSUM:
+			return "Checksum of the slots does not match: the value is damaged";
 	}
 	return "unknown status";
 }
@@ -385,14 +387,46 @@ qf_header_for_count(const QfHeader *params, uint64_t count, QfHeader *sized)
 	return status;
 }
 
+/*
+ * Version 1 covers bytes 0..55; version 2 also the body check at 60..63,
+ * so that a damaged check is told from a damaged body.
+ */
 static uint32_t
-header_checksum(const uint8_t *value)
+header_checksum(const uint8_t *value, uint8_t version)
 {
-	return (uint32_t) bf_hash(value, 56, 0);
+	uint8_t		covered[60];
+
+	if (version == 1)
+		return (uint32_t) bf_hash(value, 56, 0);
+	memcpy(covered, value, 56);
+	memcpy(covered + 56, value + 60, 4);
+	return (uint32_t) bf_hash(covered, sizeof(covered), 0);
+}
+
+/* bloom's body sum (bloom.h) over everything after the header. */
+static uint32_t
+body_check(const uint8_t *value, const QfHeader *header)
+{
+	return bf_body_sum(value + QF_HEADER_SIZE, qf_value_bytes(header) - QF_HEADER_SIZE, 0);
+}
+
+/*
+ * Every producer's last step, so no value leaves without its body check:
+ * the slots move on every insert, so the check is the sum over the whole
+ * value, computed here once per batch (a value is written once per call).
+ */
+void
+qf_write_header(uint8_t *value, const QfHeader *header)
+{
+	QfHeader	finished = *header;
+
+	finished.version = QF_FORMAT_VERSION;
+	finished.body_check = body_check(value, header);
+	qf_encode_header(value, &finished);
 }
 
 void
-qf_write_header(uint8_t *value, const QfHeader *header)
+qf_encode_header(uint8_t *value, const QfHeader *header)
 {
 	memset(value, 0, QF_HEADER_SIZE);
 	value[0] = QF_MAGIC_0;
@@ -412,7 +446,9 @@ qf_write_header(uint8_t *value, const QfHeader *header)
 	bf_store_le64(value + 40, header->count);
 	bf_store_le32(value + 48, header->home_blocks);
 	bf_store_le32(value + 52, header->total_blocks);
-	bf_store_le32(value + 56, header_checksum(value));
+	if (header->version >= 2)
+		bf_store_le32(value + 60, header->body_check);
+	bf_store_le32(value + 56, header_checksum(value, header->version));
 }
 
 QfStatus
@@ -428,9 +464,9 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 		return QF_ERR_TRUNCATED;
 	if (value[0] != QF_MAGIC_0 || value[1] != QF_MAGIC_1)
 		return QF_ERR_MAGIC;
-	if (value[2] != QF_FORMAT_VERSION)
+	if (value[2] < QF_FORMAT_VERSION_MIN || value[2] > QF_FORMAT_VERSION)
 		return QF_ERR_VERSION;
-	if (bf_load_le32(value + 56) != header_checksum(value))
+	if (bf_load_le32(value + 56) != header_checksum(value, value[2]))
 		return QF_ERR_CHECKSUM;
 	header->version = value[2];
 	header->r = value[3];
@@ -448,8 +484,10 @@ qf_read_header(const uint8_t *value, size_t len, QfHeader *header)
 	header->count = bf_load_le64(value + 40);
 	header->home_blocks = bf_load_le32(value + 48);
 	header->total_blocks = bf_load_le32(value + 52);
+	header->body_check = header->version >= 2 ? bf_load_le32(value + 60) : 0;
 
-	if (value[6] != 0 || value[7] != 0 || bf_load_le32(value + 60) != 0)
+	if (value[6] != 0 || value[7] != 0 ||
+		(header->version == 1 && bf_load_le32(value + 60) != 0))
 		return QF_ERR_RESERVED;
 	/* the key identity follows bloom's rules, as a version 2 header's */
 	if (!bf_key_identity_kind_valid(&header->identity))
@@ -486,7 +524,7 @@ qf_init(uint8_t *value, const QfHeader *header, const BfHooks *hooks)
 bool
 qf_compatible(const QfHeader *a, const QfHeader *b)
 {
-	return a->version == b->version && a->capacity == b->capacity &&
+	return a->capacity == b->capacity &&
 		a->fpr == b->fpr && a->seed == b->seed &&
 		qf_universe(a) == qf_universe(b);
 }
@@ -586,6 +624,8 @@ qf_validate(const uint8_t *value, size_t len, QfHeader *header)
 	for (size_t i = len - QF_TAIL_PADDING; i < len; i++)
 		if (value[i] != 0)
 			return QF_ERR_RESERVED;
+	if (header->version >= 2 && header->body_check != body_check(value, header))
+		return QF_ERR_BODY_CHECKSUM;
 	return slots_valid(value, header);
 }
 

@@ -29,7 +29,7 @@
  *
  *	offset	size	field
  *	0		2		magic "QF"
- *	2		1		format version (1)
+ *	2		1		format version (1 or 2)
  *	3		1		r, remainder bits (0..QF_MAX_R)
  *	4		1		key kind (BfKeyKind, bloom.h)
  *	5		1		environment encoding (as bloom's version 2 header)
@@ -44,7 +44,10 @@
  *	52		4		total blocks (home blocks and the spare blocks that
  *					runs of the last home slots spill into)
  *	56		4		checksum: low half of the XXH3-64 of bytes 0..55
- *	60		4		reserved, zero
+ *					(v2: followed by bytes 60..63)
+ *	60		4		v2: body check, bloom's body sum (bloom.h, "The
+ *					body check") over every byte from 64 on;
+ *					v1: reserved, zero
  *	64		...		total blocks, each QF_BLOCK_FIXED + 8 * r bytes:
  *					  0  8  occupieds: bit j set if slot 64b+j is the home
  *					        of some fingerprint
@@ -57,6 +60,16 @@
  * Runs are kept in home-slot order and each run's remainders in increasing
  * order, so the slots are a function of the multiset of fingerprints and
  * the size alone: equal multisets of equal size have equal bytes.
+ *
+ * The body check (version 2).  The slot invariants qf_validate checks catch
+ * most damage but not all (a remainder's bits are free: a changed one is
+ * another fingerprint, and a count read as absent): version 2 adds bloom's
+ * linear body sum, which detects every damaged byte exactly.  Inserts and
+ * removes shift slots, so the sum is not followed step by step:
+ * qf_write_header, which every producer calls once when its value is done,
+ * computes it over the whole value and writes version 2 whatever version
+ * was read (the versions hash alike).  Version 1 values (1.0) are read and
+ * checked by their header checksum and the slot invariants only.
  *
  *-------------------------------------------------------------------------
  */
@@ -72,7 +85,8 @@
 
 #define QF_MAGIC_0			'Q'
 #define QF_MAGIC_1			'F'
-#define QF_FORMAT_VERSION	1
+#define QF_FORMAT_VERSION	2		/* written by every producer */
+#define QF_FORMAT_VERSION_MIN 1	/* oldest still read */
 #define QF_HEADER_SIZE		64
 #define QF_BLOCK_SLOTS		64
 #define QF_BLOCK_FIXED		20	/* occupieds, runends, offset */
@@ -103,7 +117,8 @@ typedef enum QfStatus
 	QF_ERR_SLOTS,				/* the slots break the filter's invariants */
 	QF_ERR_COUNT,				/* count differs from the slots in use */
 	QF_ERR_FULL,				/* no room: grow into a larger buffer */
-	QF_ERR_LIMIT				/* cannot grow: no remainder bit left */
+	QF_ERR_LIMIT,				/* cannot grow: no remainder bit left */
+	QF_ERR_BODY_CHECKSUM		/* v2: the body does not match its check */
 } QfStatus;
 
 /* The decoded header. */
@@ -118,6 +133,8 @@ typedef struct QfHeader
 	uint64_t	count;
 	uint32_t	home_blocks;
 	uint32_t	total_blocks;
+	uint32_t	body_check;		/* v2: the body sum, as read (qf_write_header
+								 * computes its own) */
 } QfHeader;
 
 extern BF_HIDDEN const char *qf_status_message(QfStatus status);
@@ -148,7 +165,14 @@ extern BF_HIDDEN QfStatus qf_grown_header(const QfHeader *header, QfHeader *grow
 extern BF_HIDDEN QfStatus qf_header_for_count(const QfHeader *params, uint64_t count,
 											  QfHeader *sized);
 
+/*
+ * qf_write_header finishes a value: version 2, the body check computed
+ * over the whole value (qf_value_bytes(header) bytes), then the header.
+ * qf_encode_header writes the 64 header bytes alone, of header's version
+ * and with its body_check as it is: a decoded header encodes to its bytes.
+ */
 extern BF_HIDDEN void qf_write_header(uint8_t *value, const QfHeader *header);
+extern BF_HIDDEN void qf_encode_header(uint8_t *value, const QfHeader *header);
 extern BF_HIDDEN QfStatus qf_read_header(const uint8_t *value, size_t len, QfHeader *header);
 
 /* The whole value: header, length and every slot invariant. */

@@ -150,7 +150,7 @@ reference_status(const uint8_t *d, size_t len, const BfHeader *h, uint64_t *hash
 		slow_load(d + 24, 8) != fpr_bits || kind != h->identity.kind ||
 		slow_load(d + 36, 4) != h->identity.tag ||
 		growth != (h->layout == BF_LAYOUT_CHAINED ? h->growth : 0) ||
-		d[34] != h->version || layout != h->layout || nsegments < h->nsegments)
+		(d[34] == 1) != (h->version == 1) || layout != h->layout || nsegments < h->nsegments)
 		return BF_ERR_DELTA_MISMATCH;
 	return BF_OK;
 }
@@ -240,10 +240,13 @@ rewrite(const uint8_t *d, size_t len, const BfHeader *header, size_t *out_len,
 	BfDeltaWriter writer;
 	size_t		at = 48;
 	int64_t		previous = -1;
+	BfHeader	as_logged = *header;
 
 	FUZZ_CHECK(out != NULL);
 	*canonical = true;
-	bf_delta_start(&writer, out, header, (uint32_t) slow_load(d + 4, 4));
+	/* the index's version, which may be the other of two that hash alike */
+	as_logged.version = d[34];
+	bf_delta_start(&writer, out, &as_logged, (uint32_t) slow_load(d + 4, 4));
 	while (at < len)
 	{
 		uint32_t	segment = (uint32_t) slow_load(d + at, 4);

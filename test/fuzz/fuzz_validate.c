@@ -70,7 +70,7 @@ headers_equal(const BfHeader *a, const BfHeader *b)
 		a->seed == b->seed && a->capacity == b->capacity &&
 		memcmp(&a->fpr, &b->fpr, sizeof(a->fpr)) == 0 &&
 		a->inserted == b->inserted && a->growth == b->growth &&
-		a->nsegments == b->nsegments;
+		a->nsegments == b->nsegments && a->body_check == b->body_check;
 }
 
 /* A segment descriptor as bloom.h lays it out, read apart from the core. */
@@ -186,17 +186,40 @@ nearly_equal(double a, double b)
 	return fabs(a - b) <= 1e-9 * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
+/*
+ * The body sum of bloom.h, "The body check", computed apart from the core:
+ * word j times (j * 0x9E3779B1 + 0x7F4A7C15) | 1, every word after the
+ * header (a cut last word counts for nothing: the length check refuses it).
+ */
+static uint32_t
+slow_body_sum(const uint8_t *value, size_t len)
+{
+	uint32_t	sum = 0;
+
+	for (size_t j = 0; BF_HEADER_SIZE + 4 * j + 4 <= len; j++)
+	{
+		const uint8_t *w = value + BF_HEADER_SIZE + 4 * j;
+		uint32_t	word = (uint32_t) w[0] | (uint32_t) w[1] << 8 |
+			(uint32_t) w[2] << 16 | (uint32_t) w[3] << 24;
+
+		sum += word * (((uint32_t) j * UINT32_C(0x9E3779B1) + UINT32_C(0x7F4A7C15)) | 1);
+	}
+	return sum;
+}
+
 static void
-store_checksum(uint8_t *value)
+store_checksum(uint8_t *value, size_t len)
 {
 	uint8_t		covered[52];
 	uint32_t	sum;
 
-	/* version 1: bytes 0..47; later: bytes 0..47, then 52..55 */
+	/* version 1: bytes 0..47; later: bytes 0..47, then 52..55; 3: plus the body */
 	memcpy(covered, value, 48);
 	memcpy(covered + 48, value + 52, 4);
 	sum = (uint32_t) (value[2] == 1 ? XXH3_64bits(value, 48)
 					  : XXH3_64bits(covered, sizeof(covered)));
+	if (value[2] >= 3)
+		sum += slow_body_sum(value, len);
 
 	for (int i = 0; i < 4; i++)
 		value[48 + i] = (uint8_t) (sum >> (8 * i));
@@ -228,7 +251,8 @@ check_rejection(const uint8_t *value, size_t len, BfStatus status)
 	BfHeader	header;
 	BfStatus	header_status = bf_read_header(value, len, &header);
 
-	FUZZ_CHECK(status > BF_OK && status <= BF_ERR_SEGMENT_SIZE);
+	FUZZ_CHECK((status > BF_OK && status <= BF_ERR_SEGMENT_SIZE) ||
+			   status == BF_ERR_BODY_CHECKSUM);
 
 	/*
 	 * Every status has its own message.  Compared as pointers: a strcmp
@@ -245,6 +269,13 @@ check_rejection(const uint8_t *value, size_t len, BfStatus status)
 	 */
 	if (header_status != BF_OK)
 		FUZZ_CHECK(status == header_status);
+	else if (status == BF_ERR_BODY_CHECKSUM)
+	{
+		/* the last check: the structure is sound, the sum is not */
+		FUZZ_CHECK(header.version >= 3);
+		FUZZ_CHECK(bf_check_segments(value, len, &header) == BF_OK);
+		FUZZ_CHECK(slow_body_sum(value, len) != header.body_check);
+	}
 	else if (!bf_is_chain(&header))
 	{
 		FUZZ_CHECK(status == BF_ERR_LENGTH || status == BF_ERR_EMPTY_HAS_BITS);
@@ -525,7 +556,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 		added.identity.kind = BF_KIND_NUMBER;
 	added.inserted = added.inserted > UINT64_MAX - n ? UINT64_MAX
 		: added.inserted + n;
-	bf_write_header(batch, &added);
+	bf_seal(batch, len, &added);	/* its bits were set raw */
 	FUZZ_CHECK(bf_validate(batch, len, &decoded) == BF_OK);
 	FUZZ_CHECK(headers_equal(&added, &decoded));
 	FUZZ_CHECK(bf_compatible(header, &added) && bf_compatible(&added, header));
@@ -555,9 +586,13 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 	check_distinct(hashes, n);
 
 	/* An empty filter with this header, as bloom_empty makes one, is valid. */
-	bf_init(single, header, NULL);
-	FUZZ_CHECK(bf_validate(single, len, &decoded) == BF_OK);
-	FUZZ_CHECK(headers_equal(header, &decoded));
+	{
+		BfHeader	empty = *header;
+
+		bf_init(single, &empty, NULL);
+		FUZZ_CHECK(bf_validate(single, len, &decoded) == BF_OK);
+		FUZZ_CHECK(headers_equal(&empty, &decoded));
+	}
 	FUZZ_CHECK(bf_popcount(bf_bits(single), nbytes) == 0);
 	free(batch);
 	free(single);
@@ -859,6 +894,10 @@ exercise_chain(const uint8_t *value, size_t len, const BfHeader *header)
 static void
 exercise_valid(const uint8_t *value, size_t len, const BfHeader *header)
 {
+	/* a version 3 value's body is what its check says */
+	FUZZ_CHECK(header->version < 3 || slow_body_sum(value, len) == header->body_check);
+	FUZZ_CHECK(header->version < 3 ||
+			   bf_body_sum(value + BF_HEADER_SIZE, len - BF_HEADER_SIZE, 0) == header->body_check);
 	if (bf_is_chain(header))
 		exercise_chain(value, len, header);
 	else
@@ -895,7 +934,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	repaired = malloc(size);
 	FUZZ_CHECK(repaired != NULL);
 	memcpy(repaired, data, size);
-	store_checksum(repaired);
+	store_checksum(repaired, size);
 	valid_as_is = bf_validate(data, size, &header) == BF_OK;
 	if (valid_as_is)
 		FUZZ_CHECK(memcmp(repaired, data, size) == 0);

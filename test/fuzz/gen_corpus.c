@@ -113,7 +113,7 @@ add_keys(uint8_t *value, BfHeader *header, BfKeyKind kind, uint64_t first,
 	}
 	header->identity.kind = kind;
 	header->inserted += count;
-	bf_write_header(value, header);
+	bf_seal(value, bf_value_bytes(header->nblocks), header);
 }
 
 /* Empty filters, as bloom_empty makes them, at several sizes and rates. */
@@ -181,6 +181,7 @@ valid_filled(uint8_t *value)
 	len = bf_value_bytes(header.nblocks);
 	bf_init(value, &header, NULL);
 	memset(bf_bits(value), 0xFF, len - BF_HEADER_SIZE);
+	bf_seal(value, len, &header);
 	emit_value("valid-full-max-inserted", value, len, BF_OK);
 
 	/* The validator's range ends, not reachable through bf_size_for. */
@@ -209,6 +210,7 @@ emit_changed_header(const char *name, BfHeader header, BfStatus expected)
 {
 	uint8_t		value[BF_HEADER_SIZE + BF_BLOCK_BYTES] = {0};
 
+	header.body_check = 0;		/* a zero body */
 	bf_write_header(value, &header);
 	emit_value(name, value, sizeof(value), expected);
 }
@@ -236,7 +238,7 @@ invalid(uint8_t *value)
 
 	/* A flipped bit of the seed: caught by the checksum alone. */
 	value[16] ^= 0x10;
-	emit_value("bad-checksum-seed-flip", value, len, BF_ERR_CHECKSUM);
+	emit_value("bad-checksum-seed-flip", value, len, BF_ERR_BODY_CHECKSUM);
 	value[16] ^= 0x10;
 	value[52] = 1;
 	emit_value("bad-reserved-tail", value, len, BF_ERR_RESERVED);
@@ -471,7 +473,7 @@ invalid_chains(SeedChain *chain)
 	h.inserted = 0;
 	emit_changed_chain("bad-chain-empty-with-bits", chain, h, BF_ERR_EMPTY_HAS_BITS);
 
-	emit_chain_byte("bad-chain-checksum-seed-flip", chain, 16, 0x10, BF_ERR_CHECKSUM);
+	emit_chain_byte("bad-chain-checksum-seed-flip", chain, 16, 0x10, BF_ERR_BODY_CHECKSUM);
 	emit_chain_byte("bad-chain-segment-k-vs-plan", chain, last_at + 4,
 					(uint8_t) (last.k + 1), BF_ERR_SEGMENT_SIZE);
 	emit_chain_byte("bad-chain-segment-k-0", chain, last_at + 4, 0, BF_ERR_K);
@@ -917,8 +919,16 @@ emit_qbyte(const char *name, const uint8_t *base, size_t len, size_t at,
 	qf_scratch[at] ^= xor;
 	if (fix_checksum)
 	{
-		uint32_t	sum = (uint32_t) bf_hash(qf_scratch, 56, 0);
+		/* both checks recomputed: the damage is for the slot invariants */
+		uint8_t		covered[60];
+		uint32_t	body = bf_body_sum(qf_scratch + QF_HEADER_SIZE, len - QF_HEADER_SIZE, 0);
+		uint32_t	sum;
 
+		for (int i = 0; i < 4; i++)
+			qf_scratch[60 + i] = (uint8_t) (body >> (8 * i));
+		memcpy(covered, qf_scratch, 56);
+		memcpy(covered + 56, qf_scratch + 60, 4);
+		sum = (uint32_t) bf_hash(covered, sizeof(covered), 0);
 		for (int i = 0; i < 4; i++)
 			qf_scratch[56 + i] = (uint8_t) (sum >> (8 * i));
 	}
@@ -950,9 +960,9 @@ qf_invalid_values(uint8_t *value)
 	emit_qbyte("bad-reserved-header", value, len, 6, 1, true, QF_ERR_RESERVED);
 	emit_qbyte("bad-reserved-tail", value, len, len - 1, 1, false, QF_ERR_RESERVED);
 
-	h = base;
-	h.version = QF_FORMAT_VERSION + 1;
-	emit_qchanged("bad-version", value, len, h, QF_ERR_VERSION);
+	/* qf_write_header writes the current version: the byte is set by hand */
+	emit_qbyte("bad-version", value, len, 2, QF_FORMAT_VERSION ^ (QF_FORMAT_VERSION + 1), true,
+			   QF_ERR_VERSION);
 	h = base;
 	h.identity.kind = BF_KIND_LAST + 1;
 	emit_qchanged("bad-kind", value, len, h, QF_ERR_KIND);
@@ -1003,12 +1013,15 @@ qf_invalid_values(uint8_t *value)
 	emit_qchanged("bad-count-on-none", value, len, h, QF_ERR_COUNT);
 
 	/* slots: run ends, homes, offsets and remainders that do not agree */
-	emit_qbyte("bad-slots-runend-flip", value, len, first_block + 8, 0x01, false, QF_ERR_SLOTS);
-	emit_qbyte("bad-slots-occupied-flip", value, len, first_block, 0x80, false, QF_ERR_SLOTS);
-	emit_qbyte("bad-slots-offset", value, len, first_block + block + 16, 5, false, QF_ERR_SLOTS);
-	emit_qbyte("bad-slots-occupied-in-spare", value, len, spare_block, 1, false, QF_ERR_SLOTS);
+	/* the slot seeds below fix the body check too, to reach the invariants */
+	emit_qbyte("bad-body-checksum", value, len, first_block + 8, 0x01, false,
+			   QF_ERR_BODY_CHECKSUM);
+	emit_qbyte("bad-slots-runend-flip", value, len, first_block + 8, 0x01, true, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-occupied-flip", value, len, first_block, 0x80, true, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-offset", value, len, first_block + block + 16, 5, true, QF_ERR_SLOTS);
+	emit_qbyte("bad-slots-occupied-in-spare", value, len, spare_block, 1, true, QF_ERR_SLOTS);
 	emit_qbyte("bad-slots-remainder-in-free-slot", value, len, spare_block + QF_BLOCK_FIXED, 1,
-			   false, QF_ERR_SLOTS);
+			   true, QF_ERR_SLOTS);
 }
 
 /* Operation sequences: capacity, fpr index, domain, then operations. */

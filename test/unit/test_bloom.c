@@ -64,7 +64,7 @@ add_keys(uint8_t *value, BfHeader *header, uint64_t first, uint64_t count)
 		bf_add_hashes(bf_bits(value), header->nblocks, header->k, &h, 1);
 	}
 	header->inserted += count;
-	bf_write_header(value, header);
+	bf_seal(value, bf_value_bytes(header->nblocks), header);
 }
 
 static void
@@ -254,7 +254,7 @@ test_header_and_validator(void)
 		check(bf_validate(copy, len, &decoded) == (expected), what); \
 	} while (0)
 	MUTATED(0, 'X', BF_ERR_MAGIC, "bad magic is rejected");
-	MUTATED(2, 3, BF_ERR_VERSION, "an unknown later version is rejected");
+	MUTATED(2, 4, BF_ERR_VERSION, "an unknown later version is rejected");
 	MUTATED(2, 0, BF_ERR_VERSION, "version 0 is rejected");
 	MUTATED(3, 7, BF_ERR_LAYOUT, "unknown layout is rejected");
 	MUTATED(4, 0, BF_ERR_K, "k = 0 is rejected");
@@ -263,11 +263,51 @@ test_header_and_validator(void)
 	MUTATED(6, 1, BF_ERR_RESERVED, "an environment on a number filter is rejected");
 	MUTATED(7, 1, BF_ERR_RESERVED, "non-zero reserved byte 7 is rejected");
 	MUTATED(53, 1, BF_ERR_RESERVED, "non-zero trailing reserved field is rejected");
-	MUTATED(4, header.k + 1, BF_ERR_CHECKSUM, "a changed k fails the checksum");
-	MUTATED(17, 1, BF_ERR_CHECKSUM, "a changed seed fails the checksum");
-	MUTATED(5, BF_KIND_TEXT, BF_ERR_CHECKSUM, "a changed key kind fails the checksum");
+	MUTATED(4, header.k + 1, BF_ERR_BODY_CHECKSUM, "a changed k fails the checksum");
+	MUTATED(17, 1, BF_ERR_BODY_CHECKSUM, "a changed seed fails the checksum");
+	MUTATED(5, BF_KIND_TEXT, BF_ERR_BODY_CHECKSUM, "a changed key kind fails the checksum");
 	MUTATED(15, 0x40, BF_ERR_NBLOCKS, "a huge block count is rejected");
-	MUTATED(60, copy[60] ^ 1, BF_OK, "a flip inside the bit array is still a valid filter");
+	MUTATED(60, copy[60] ^ 1, BF_ERR_BODY_CHECKSUM,
+			"a flip inside the bit array fails the version 3 body check");
+
+	/* Every single-byte change of the body is caught, exactly (bloom.h). */
+	{
+		int			all_caught = 1;
+
+		for (size_t at = BF_HEADER_SIZE; at < len; at++)
+			for (int delta = 1; delta < 256; delta += 37)
+			{
+				memcpy(copy, value, len);
+				copy[at] ^= (uint8_t) delta;
+				if (bf_validate(copy, len, &decoded) != BF_ERR_BODY_CHECKSUM)
+					all_caught = 0;
+			}
+		check(all_caught, "every single-byte change of the bit array is rejected");
+	}
+
+	/* Version 2 (1.0): header checksum and structure only. */
+	{
+		BfHeader	v2 = header;
+
+		v2.version = 2;
+		memcpy(copy, value, len);
+		bf_write_header(copy, &v2);
+		check(bf_validate(copy, len, &decoded) == BF_OK && decoded.version == 2,
+			  "a version 2 value still validates");
+		copy[60] ^= 1;
+		check(bf_validate(copy, len, &decoded) == BF_OK,
+			  "a version 2 value has no body check: a flipped bit is not seen");
+		copy[4] ^= 1;
+		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+			  "a version 2 value's header checksum still holds");
+		copy[4] ^= 1;
+		copy[60] ^= 1;
+		v2.version = 2;
+		check(bf_filter_add(copy, len, &v2, &(uint64_t) {42}, 1) == 1 &&
+			  v2.version == 3 && bf_validate(copy, len, &decoded) == BF_OK &&
+			  decoded.version == 3,
+			  "adding to a version 2 value makes it version 3, with its body check");
+	}
 
 	/* Every single-bit flip of the header is caught. */
 	{
@@ -297,11 +337,11 @@ test_header_and_validator(void)
 			  decoded.identity.env_encoding == 7 && decoded.identity.env_locale == 0xDEADBEEFu,
 			  "a kind-other filter's environment round-trips");
 		copy[53] ^= 4;
-		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+		check(bf_validate(copy, len, &decoded) == BF_ERR_BODY_CHECKSUM,
 			  "a changed locale fingerprint fails the checksum");
 		copy[53] ^= 4;
 		copy[6] ^= 1;
-		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+		check(bf_validate(copy, len, &decoded) == BF_ERR_BODY_CHECKSUM,
 			  "a changed environment encoding fails the checksum");
 
 		/* Version 1: checksum of bytes 0..47 only, no environment. */
@@ -1565,9 +1605,23 @@ test_chain_validator(void)
 		  "chain validator: a byte, a block or an unannounced segment too long is rejected");
 	free(copy);
 
-	/* Not covered: what a segment took is a count, any value is valid. */
-	check(validate_with_byte(&chain, descriptor_at(&chain, 1) + 9, 0x10) == BF_OK,
-		  "chain validator: a segment's count is any number");
+	/* Structure lets a segment's count be any number; the body check does not. */
+	check(validate_with_byte(&chain, descriptor_at(&chain, 1) + 9, 0x10) == BF_ERR_BODY_CHECKSUM,
+		  "chain validator: a damaged segment count fails the body check");
+	{
+		bool		all_caught = true;
+
+		for (size_t at = BF_HEADER_SIZE; at < chain.len; at++)
+			if (validate_with_byte(&chain, at, chain.value[at] ^ 0x5a) == BF_OK)
+				all_caught = false;
+		check(all_caught, "chain validator: every damaged byte after the header is rejected");
+	}
+	{
+		BfHeader	h;
+
+		check(bf_validate(chain.value, chain.len, &h) == BF_OK && h.version == 3,
+			  "chain validator: a chain grown by adds carries a valid body check");
+	}
 
 	/* Chains of one set of parameters combine, whatever their lengths. */
 	{

@@ -99,8 +99,16 @@ filter_add(Filter *f, uint64_t key)
 	while ((status = qf_insert(f->value, &f->header, fingerprint)) == QF_ERR_FULL)
 		if ((status = filter_grow(f)) != QF_OK)
 			return status;
-	qf_write_header(f->value, &f->header);
+	qf_encode_header(f->value, &f->header);	/* its body check: filter_finish */
 	return status;
+}
+
+/* The value as a producer leaves it: its body check computed (one pass). */
+static void
+filter_finish(Filter *f)
+{
+	qf_write_header(f->value, &f->header);
+	f->header.version = QF_FORMAT_VERSION;
 }
 
 static bool
@@ -108,7 +116,7 @@ filter_remove(Filter *f, uint64_t key)
 {
 	bool		removed = qf_remove(f->value, &f->header, qf_fingerprint(&f->header, key_hash(key)));
 
-	qf_write_header(f->value, &f->header);
+	qf_encode_header(f->value, &f->header);
 	return removed;
 }
 
@@ -119,10 +127,11 @@ filter_count(const Filter *f, uint64_t key)
 }
 
 static bool
-filter_valid(const Filter *f)
+filter_valid(Filter *f)
 {
 	QfHeader	header;
 
+	filter_finish(f);
 	return qf_validate(f->value, qf_value_bytes(&f->header), &header) == QF_OK;
 }
 
@@ -278,6 +287,7 @@ test_union(void)
 	check(u.header.count == 7000, "union: counts add up (multiset sum)");
 	check(filter_count(&u, 2500) >= 2 && filter_count(&u, 10) >= 1 && filter_count(&u, 5999) >= 1,
 		  "union: keys of both sides, shared ones counted twice");
+	filter_finish(&direct);
 	check(u.header.home_blocks == direct.header.home_blocks &&
 		  memcmp(u.value, direct.value, qf_value_bytes(&u.header)) == 0,
 		  "union: same bytes as adding every key to one filter (grown alike)");
@@ -351,6 +361,9 @@ test_canonical(void)
 		filter_add(&churned, k);
 	for (uint64_t k = 1500; k < 1800; k++)
 		filter_remove(&churned, k);
+	filter_finish(&forward);
+	filter_finish(&backward);
+	filter_finish(&churned);
 	check(memcmp(forward.value, backward.value, qf_value_bytes(&forward.header)) == 0,
 		  "canonical: adding in another order gives the same bytes");
 	check(memcmp(forward.value, churned.value, qf_value_bytes(&forward.header)) == 0,
@@ -422,6 +435,7 @@ test_remove_all(void)
 		counts_zero &= filter_count(&f, k * 7919) == 0;
 	check(all_removed, "remove all 1M: each remove found its key");
 	check(counts_zero && f.header.count == 0, "remove all 1M: every count is 0");
+	filter_finish(&f);
 	check(memcmp(f.value, empty.value, qf_value_bytes(&f.header)) == 0,
 		  "remove all 1M: the filter equals an empty one");
 	free(f.value);
@@ -466,6 +480,7 @@ test_validator(void)
 	filter_new(&f, 500, 0.01);
 	for (uint64_t k = 0; k < 400; k++)
 		filter_add(&f, k);
+	filter_finish(&f);
 	len = qf_value_bytes(&f.header);
 	copy = malloc(len);
 	check(qf_validate(f.value, len, &h) == QF_OK && h.count == 400, "validator: a good value passes");
@@ -492,6 +507,39 @@ test_validator(void)
 	memcpy(copy, f.value, len);
 	copy[len - 1] = 1;
 	check(qf_validate(copy, len, &h) == QF_ERR_RESERVED, "validator: nonzero tail padding is refused");
+
+	/* remainders: structure allows any; the body check refuses every flip */
+	refused = tries = 0;
+	for (uint32_t b = 0; b < f.header.total_blocks; b++)
+		for (size_t at = QF_BLOCK_FIXED; at < QF_BLOCK_FIXED + 8 * (size_t) f.header.r; at += 3)
+		{
+			size_t		byte = QF_HEADER_SIZE + b * (QF_BLOCK_FIXED + 8 * (size_t) f.header.r) + at;
+
+			memcpy(copy, f.value, len);
+			copy[byte] ^= 0x10;
+			tries++;
+			refused += qf_validate(copy, len, &h) == QF_ERR_BODY_CHECKSUM;
+		}
+	check(refused == tries, "validator: every remainder flip fails the body check (version 2)");
+
+	/* version 1 (1.0): no body check, read as before; written as version 2 */
+	{
+		QfHeader	v1 = f.header;
+
+		memcpy(copy, f.value, len);
+		v1.version = 1;
+		v1.body_check = 0;
+		qf_encode_header(copy, &v1);
+		check(qf_validate(copy, len, &h) == QF_OK && h.version == 1,
+			  "validator: a version 1 value still passes");
+		copy[QF_HEADER_SIZE + QF_BLOCK_FIXED] ^= 0x10;
+		check(qf_validate(copy, len, &h) != QF_ERR_BODY_CHECKSUM,
+			  "validator: version 1 has no body check: a remainder flip meets the slot invariants only");
+		copy[QF_HEADER_SIZE + QF_BLOCK_FIXED] ^= 0x10;
+		qf_write_header(copy, &h);
+		check(qf_validate(copy, len, &h) == QF_OK && h.version == 2,
+			  "validator: a version 1 value written again is version 2, with its check");
+	}
 	free(copy);
 	free(f.value);
 }
