@@ -285,22 +285,8 @@ filter_add(Filter *f, uint64_t fingerprint)
  * Validator mode
  * ---------------------------------------------------------------------
  */
-/* bloom.h's body sum, apart from the core: words after the 64-byte header. */
-static uint32_t
-slow_body_sum(const uint8_t *value, size_t len)
-{
-	uint32_t	sum = 0;
-
-	for (size_t j = 0; QF_HEADER_SIZE + 4 * j + 4 <= len; j++)
-	{
-		const uint8_t *w = value + QF_HEADER_SIZE + 4 * j;
-		uint32_t	word = (uint32_t) w[0] | (uint32_t) w[1] << 8 |
-			(uint32_t) w[2] << 16 | (uint32_t) w[3] << 24;
-
-		sum += word * (((uint32_t) j * UINT32_C(0x9E3779B1) + UINT32_C(0x7F4A7C15)) | 1);
-	}
-	return sum;
-}
+/* bloom.h's body sum, apart from the core (fuzz_check.h). */
+#define slow_body_sum(value, len) reference_body_sum((value), (len), QF_HEADER_SIZE)
 
 /*
  * Both checks made right (version 2: the body check too), so that damage
