@@ -168,11 +168,12 @@ staging_copy_removed() {
 # pg_buildext prints pg_regress's summary between "### PostgreSQL NN
 # installcheck ###" and "### End NN installcheck ###"; both must be there,
 # or the suite was skipped (DEB_BUILD_OPTIONS=nocheck, say).  The summary
-# reads "All N tests passed", with a "# " before it from PostgreSQL 16 on.
+# reads "All N tests passed", with a "# " before it from PostgreSQL 16 on:
+# one for pg_regress (REGRESS), one for pg_isolation_regress (ISOLATION).
 regression_ran_in_build() {
 	local summary
 	grep -q "^### End $PG_MAJOR installcheck ###\$" "$work/build.log" || return 1
-	summary=$(grep -oE 'All [0-9]+ tests passed' "$work/build.log" | tail -n 1)
+	summary=$(grep -oE 'All [0-9]+ tests passed' "$work/build.log" | paste -sd ';' | sed 's/;/; /g')
 	[ -n "$summary" ] || return 1
 	echo "  build log: $summary"
 }
