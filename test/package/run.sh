@@ -84,7 +84,7 @@ system_install_files() {
 }
 
 # Moves the system-wide install aside for the run: into a tar file (owners,
-# modes and times kept) in a directory of its own, outside the run's $WORK,
+# modes and times kept, to the nanosecond in the POSIX format) in a directory of its own, outside the run's $WORK,
 # so that a failed restore loses nothing.  The build must pass without it,
 # as on a machine where the extension was never installed.
 move_system_install_aside() {
@@ -93,7 +93,7 @@ move_system_install_aside() {
 	mapfile -t files <"$work/aside.list"
 	aside=$(mktemp -d /var/tmp/bloomfilter-package-aside.XXXXXX) || return 1
 	if [ ${#files[@]} -gt 0 ]; then
-		tar -C / -cf "$aside/aside.tar" "${files[@]}" || return 1
+		tar -C / --format=posix -cf "$aside/aside.tar" "${files[@]}" || return 1
 		(cd / && rm -rf "${files[@]}") || return 1
 	else
 		tar -C / -cf "$aside/aside.tar" --files-from /dev/null || return 1
