@@ -3,19 +3,25 @@
 #
 # Builds postgresql-NN-bloomfilter, NN being pg_config's PostgreSQL major
 # (test/lib.sh's pg_major), and bloomfilter-client (the client library, its
-# header, the CLI and the Python module) with `dpkg-buildpackage -us -uc -b` in a copy of
-# this tree, after generating its debian/control for NN from
-# debian/control.in (the build itself runs the Makefile's REGRESS, the light
-# pg_regress cases, through `pg_buildext installcheck`), installs the .deb,
-# runs autopkgtest's debian/tests/installcheck and debian/tests/client on
-# them, checks in a throwaway cluster on port 5551 that CREATE EXTENSION
-# and a probe work from the packaged files, then purges the packages and
-# reinstalls the make-installed
-# copy that the other test suites use, so the machine is left as it was.
+# header, the CLI and the Python module) with `dpkg-buildpackage -us -uc -b`
+# as README's "As a Debian package" has a user do it: as root, in a copy of
+# this tree in a directory only root may enter (as a clone in /root is),
+# with no system-wide install of the extension for the build to lean on.
+# It generates debian/control for NN from debian/control.in; the build
+# itself runs the Makefile's REGRESS, the light pg_regress cases, through
+# `pg_buildext installcheck`.  It then installs the .debs, runs autopkgtest's
+# debian/tests/installcheck and debian/tests/client on them, checks in a
+# throwaway cluster on port 5551 that CREATE EXTENSION and a probe work from
+# the packaged files, and purges the packages.
 #
-# Run as root on Debian, from any directory, after the extension
-# has been built and installed with `make install` (scripts/test.sh does
-# that).  Installs the Debian packages it needs.  Prints one line per check
+# The extension's files installed system-wide when it starts (the `make
+# install` that scripts/test.sh runs before the suites) are moved aside into
+# a tar file under /var/tmp (bloomfilter-package-aside.*) for the run, and
+# put back as they were at the end, also after a failure or an interrupt,
+# so the machine is left as it was; a run killed outright leaves them there.
+#
+# Run as root on Debian, from any directory, with or without a make-installed
+# copy.  Installs the Debian packages it needs.  Prints one line per check
 # and ends with "N passed, N failed"; exits non-zero if a check failed.
 set -u
 
@@ -26,20 +32,22 @@ PACKAGE=""
 CLIENT_PACKAGE=bloomfilter-client
 PG_CONFIG=${PG_CONFIG:-}
 LIB_DIR=""
-# The files the other suites need back once the package is gone.
+# The files the package must ship and own.
 INSTALLED_FILES=()
+EXTENSION_DIR=""
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 . "$REPO/test/lib.sh"
 DEFAULT_VERSION=$(sed -n "s/^default_version = '\(.*\)'/\1/p" "$REPO/bloomfilter.control")
 
 work=""            # test/lib.sh's $WORK: the tree's copy, logs, the .deb, the cluster
+home=""            # the tree's copy's parent, mode 700 as /root; the .debs land here
 source_dir=""      # the tree's copy, where the package is built
 cluster=""         # the throwaway cluster's directory, in $work
 cluster_running=""
 deb_installed=""
-restore_needed=""  # set once installing the package may have replaced files
-restore_llvm=""    # "yes" if the make-installed copy had JIT bitcode
+install_tried=""   # set once this run has tried to install the packages
+aside=""           # the directory holding aside.tar while the files are moved aside
 deb=""             # the built package file
 client_deb=""      # the built client package file
 
@@ -54,14 +62,52 @@ show_log() {
 # postgresql-server-dev-all (pg_buildext's debhelper addon, dh_pgxs_test);
 # then where that major keeps the extension's files.
 install_build_tools() {
-	local extension_dir
 	ensure_build_tools build-essential dpkg-dev debhelper postgresql-server-dev-all python3 \
 		help2man lintian man-db || return 1
 	PACKAGE=postgresql-$PG_MAJOR-bloomfilter
 	PG_CONFIG=$PGBIN/pg_config
-	extension_dir=$("$PG_CONFIG" --sharedir)/extension
+	EXTENSION_DIR=$("$PG_CONFIG" --sharedir)/extension
 	LIB_DIR=$("$PG_CONFIG" --pkglibdir)
-	INSTALLED_FILES=("$extension_dir/bloomfilter.control" "$extension_dir/bloomfilter--1.0.sql" "$extension_dir/bloomfilter--$DEFAULT_VERSION.sql" "$extension_dir/bloomfilter--1.0--1.1.sql" "$LIB_DIR/bloomfilter.so")
+	INSTALLED_FILES=("$EXTENSION_DIR/bloomfilter.control" "$EXTENSION_DIR/bloomfilter--1.0.sql" "$EXTENSION_DIR/bloomfilter--$DEFAULT_VERSION.sql" "$EXTENSION_DIR/bloomfilter--1.0--1.1.sql" "$LIB_DIR/bloomfilter.so")
+}
+
+# The extension's files installed for that server, whoever installed them:
+# the control file, the install and upgrade scripts, the module and its JIT
+# bitcode.  Paths without the leading /, for tar -C /.
+system_install_files() {
+	local path
+	for path in "$EXTENSION_DIR"/bloomfilter.control "$EXTENSION_DIR"/bloomfilter--*.sql \
+		"$LIB_DIR"/bloomfilter.so "$LIB_DIR"/bitcode/bloomfilter.index.bc "$LIB_DIR"/bitcode/bloomfilter; do
+		[ -e "$path" ] && echo "${path#/}"
+	done
+	return 0
+}
+
+# Moves the system-wide install aside for the run: into a tar file (owners,
+# modes and times kept, to the nanosecond in the POSIX format) in a directory of its own, outside the run's $WORK,
+# so that a failed restore loses nothing.  The build must pass without it,
+# as on a machine where the extension was never installed.
+move_system_install_aside() {
+	local files
+	system_install_files >"$work/aside.list" || return 1
+	mapfile -t files <"$work/aside.list"
+	aside=$(mktemp -d /var/tmp/bloomfilter-package-aside.XXXXXX) || return 1
+	if [ ${#files[@]} -gt 0 ]; then
+		tar -C / --format=posix -cf "$aside/aside.tar" "${files[@]}" || return 1
+		(cd / && rm -rf "${files[@]}") || return 1
+	else
+		tar -C / -cf "$aside/aside.tar" --files-from /dev/null || return 1
+	fi
+	echo "  ${#files[@]} paths moved aside to $aside/aside.tar"
+	! extension_installed && [ ! -e "$LIB_DIR/bloomfilter.so" ]
+}
+
+# A package left by an interrupted run would be the system-wide install the
+# build must do without: purged, like this run's own at the end.
+purge_stale_package() {
+	dpkg --purge "$PACKAGE" "$CLIENT_PACKAGE" >"$work/stale-purge.log" 2>&1 ||
+		{ show_log "$work/stale-purge.log"; return 1; }
+	! package_installed "$PACKAGE" && ! package_installed "$CLIENT_PACKAGE"
 }
 
 # Copies the tree without build products: with a VPATH build (what the
@@ -69,8 +115,9 @@ install_build_tools() {
 # instead of a fresh one.  Untracked files are included because they may
 # be work not committed yet (debian/ itself, before it is).
 copy_tree() {
-	source_dir=$work/bloomfilter
-	mkdir -p "$source_dir"
+	home=$work/home
+	source_dir=$home/bloomfilter
+	mkdir -m 700 "$home" && mkdir "$source_dir" || return 1
 	if git -C "$REPO" rev-parse --git-dir >/dev/null 2>&1; then
 		(cd "$REPO" && git ls-files -z --cached --others --exclude-standard |
 			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
@@ -81,6 +128,17 @@ copy_tree() {
 			tar -C "$source_dir" -xf -
 	fi
 	[ -f "$source_dir/debian/rules" ] && [ -f "$source_dir/Makefile" ]
+}
+
+# As in a clone in root's home: the server's user cannot even reach it.
+tree_private() {
+	! as_postgres test -r "$source_dir/Makefile"
+}
+
+# The build's regression run stages what its server reads in a directory
+# of its own (debian/rules' override_dh_pgxs_test); it must remove it.
+staging_copies() {
+	compgen -G "${TMPDIR:-/tmp}/bloomfilter-installcheck.*" | sort
 }
 
 # debian/control is generated, not kept in git (it names PostgreSQL
@@ -96,20 +154,26 @@ generate_control() {
 }
 
 build_package() {
+	staging_copies >"$work/staging-before"
 	(cd "$source_dir" && PG_SUPPORTED_VERSIONS=$PG_MAJOR timeout 1800 dpkg-buildpackage -us -uc -b) \
 		>"$work/build.log" 2>&1 && return 0
 	show_log "$work/build.log" 60
 	return 1
 }
 
+staging_copy_removed() {
+	staging_copies | cmp -s - "$work/staging-before"
+}
+
 # pg_buildext prints pg_regress's summary between "### PostgreSQL NN
 # installcheck ###" and "### End NN installcheck ###"; both must be there,
 # or the suite was skipped (DEB_BUILD_OPTIONS=nocheck, say).  The summary
-# reads "All N tests passed", with a "# " before it from PostgreSQL 16 on.
+# reads "All N tests passed", with a "# " before it from PostgreSQL 16 on:
+# one for pg_regress (REGRESS), one for pg_isolation_regress (ISOLATION).
 regression_ran_in_build() {
 	local summary
 	grep -q "^### End $PG_MAJOR installcheck ###\$" "$work/build.log" || return 1
-	summary=$(grep -oE 'All [0-9]+ tests passed' "$work/build.log" | tail -n 1)
+	summary=$(grep -oE 'All [0-9]+ tests passed' "$work/build.log" | paste -sd ';' | sed 's/;/; /g')
 	[ -n "$summary" ] || return 1
 	echo "  build log: $summary"
 }
@@ -119,8 +183,8 @@ find_deb() {
 	local version arch
 	version=$(dpkg-parsechangelog -l "$source_dir/debian/changelog" -S Version)
 	arch=$(dpkg --print-architecture)
-	deb=$work/${PACKAGE}_${version}_${arch}.deb
-	client_deb=$work/${CLIENT_PACKAGE}_${version}_${arch}.deb
+	deb=$home/${PACKAGE}_${version}_${arch}.deb
+	client_deb=$home/${CLIENT_PACKAGE}_${version}_${arch}.deb
 	[ -f "$deb" ] && [ -f "$client_deb" ] && echo "  built: $(basename "$deb") $(basename "$client_deb")"
 }
 
@@ -200,10 +264,11 @@ versions_agree() {
 		[ -n "$default_version" ] && [ "${meta_version#"$default_version".}" != "$meta_version" ]
 }
 
+# From the directory only root may enter, as README's `apt-get install
+# ../*.deb`: apt cannot hand the files to its _apt user, says so, and reads
+# them as root.
 install_package() {
-	# Installing replaces the make-installed files, removing deletes them.
-	restore_needed=1
-	[ -e "$LIB_DIR/bitcode/bloomfilter.index.bc" ] && restore_llvm=yes
+	install_tried=1
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$deb" "$client_deb" \
 		>"$work/install.log" 2>&1 || { show_log "$work/install.log"; return 1; }
 	deb_installed=1
@@ -213,7 +278,7 @@ install_package() {
 # Whether dpkg knows the package in any state (half-installed too), once
 # this run has tried to install it.
 package_is_known() {
-	[ -n "$restore_needed" ] && { dpkg -s "$PACKAGE" || dpkg -s "$CLIENT_PACKAGE"; } >/dev/null 2>&1
+	[ -n "$install_tried" ] && { dpkg -s "$PACKAGE" || dpkg -s "$CLIENT_PACKAGE"; } >/dev/null 2>&1
 }
 
 package_owns_files() {
@@ -277,24 +342,29 @@ remove_package() {
 		[ ! -e "$LIB_DIR/bloomfilter.so" ] && [ ! -e /usr/bin/bloomfilter-cli ]
 }
 
-# Reinstalls the make-installed copy from the tree's copy, the way
-# scripts/test.sh installs it (with_llvm=no), or with JIT bitcode if the
-# copy found at the start had it.
-restore_make_install() {
-	local llvm=(with_llvm=no)
-	[ "$restore_llvm" = yes ] && llvm=()
-	make -s -C "$source_dir" PG_CONFIG="$PG_CONFIG" "${llvm[@]}" install >"$work/restore.log" 2>&1 ||
-		{ show_log "$work/restore.log"; return 1; }
-	restore_needed=""
+# Puts the files moved aside back as they were; the tar file goes only once
+# they are.
+restore_system_install() {
+	tar -C / -xpf "$aside/aside.tar" 2>"$work/restore.log" ||
+		{ show_log "$work/restore.log"; echo "  kept: $aside/aside.tar"; return 1; }
+	cp "$aside/aside.tar" "$work/aside.tar" && rm -rf "$aside" && aside=""
 }
 
-make_install_is_back() {
-	local path
-	for path in "${INSTALLED_FILES[@]}"; do
-		[ -f "$path" ] || { echo "  missing: $path"; return 1; }
-		# Unowned again: a later dpkg operation must not delete it.
-		! dpkg -S "$path" >/dev/null 2>&1 || { echo "  still owned by a package: $path"; return 1; }
-	done
+# Exactly the files found at the start are installed (none, if there were
+# none), and owned by no package: a later dpkg operation must not delete
+# them.
+system_install_is_back() {
+	local path count=0
+	[ -z "$aside" ] || return 1
+	while read -r path; do
+		count=$((count + 1))
+		[ -e "/$path" ] || { echo "  missing: /$path"; return 1; }
+		! dpkg -S "/${path%/}" >/dev/null 2>&1 || { echo "  still owned by a package: /$path"; return 1; }
+	done < <(tar -tf "$work/aside.tar")
+	echo "  $count paths back"
+	# Nothing else: no file of the package stayed behind.
+	system_install_files | cmp -s - "$work/aside.list" ||
+		{ echo "  installed now: $(system_install_files | tr '\n' ' ')"; return 1; }
 }
 
 # Runs on any exit, including an interrupt: undoes whatever the checks did
@@ -306,7 +376,7 @@ cleanup() {
 	if [ -n "$deb_installed" ] || package_is_known; then
 		dpkg --purge "$PACKAGE" "$CLIENT_PACKAGE" >/dev/null 2>&1 && deb_installed=""
 	fi
-	[ -n "$restore_needed" ] && [ -n "$source_dir" ] && restore_make_install
+	[ -n "$aside" ] && restore_system_install
 	cleanup_clusters
 }
 
@@ -317,15 +387,18 @@ main() {
 		finish
 	fi
 	cleanup_on_exit cleanup
-	# apt reads the local .deb as user _apt: make_workdir's is 755.
+	# The throwaway cluster's directory is in it: make_workdir's is 755.
 	make_workdir package || { not_ok "a temporary directory"; finish; }
 	work=$WORK
 
 	check "build tools installed (dpkg-dev, debhelper, postgresql-server-dev-all)" install_build_tools || finish
-	# A package left by an interrupted run would hide whether the make
-	# install is back at the end; this run purges it like its own.
-	dpkg -s "$PACKAGE" >/dev/null 2>&1 && echo "# $PACKAGE was already installed: it will be purged"
+	check "no system-wide install of the extension for the build (files moved aside)" \
+		move_system_install_aside || finish
+	if dpkg -s "$PACKAGE" >/dev/null 2>&1 || dpkg -s "$CLIENT_PACKAGE" >/dev/null 2>&1; then
+		check "packages left by an earlier run purged" purge_stale_package || finish
+	fi
 	check "tree copied without build products" copy_tree || finish
+	check "the copy is private to root, as a clone in /root (postgres cannot read it)" tree_private
 	check "debian/control generated for PostgreSQL $PG_MAJOR (pg_buildext updatecontrol)" \
 		generate_control || finish
 	check "debian/changelog, META.json and bloomfilter.control agree on the version" versions_agree
@@ -333,6 +406,7 @@ main() {
 		sh -c "cd '$source_dir' && dpkg-checkbuilddeps" || finish
 	check "dpkg-buildpackage -us -uc -b succeeded" build_package || finish
 	check "regression suite ran during the build and passed" regression_ran_in_build
+	check "the build removed the copy its test server read" staging_copy_removed
 	check "$PACKAGE .deb produced" find_deb || finish
 	check ".deb ships the control file, install scripts, module, copyright and docs" deb_has_extension_files
 	check ".deb depends on postgresql-$PG_MAJOR and not on libxxhash" deb_depends_right
@@ -361,10 +435,10 @@ main() {
 	if [ -n "$deb_installed" ] || package_is_known; then
 		check "packages purged (their files gone with them)" remove_package
 	fi
-	if [ -n "$restore_needed" ]; then
-		check "make-installed copy restored (make install)" restore_make_install
+	if [ -n "$aside" ]; then
+		check "extension files found at the start put back" restore_system_install
 	fi
-	check "extension files back and owned by no package" make_install_is_back
+	check "extension files back as found and owned by no package" system_install_is_back
 
 	echo "# runtime: $((SECONDS - started)) s"
 	finish
