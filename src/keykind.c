@@ -39,6 +39,9 @@
 #include "utils/numeric.h"
 #include "utils/typcache.h"
 #include "utils/uuid.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
 
 #include "keykind.h"
 #include "keytypes.h"
