@@ -49,8 +49,12 @@ CREATE TABLE damaged_bloom (f bloom);
 CREATE TABLE damaged_qfilter (f qfilter);
 INSERT INTO damaged_bloom SELECT b::bloom FROM damaged WHERE name = 'bloom';
 INSERT INTO damaged_qfilter SELECT b::qfilter FROM damaged WHERE name = 'qfilter';
-COPY damaged_bloom TO '/tmp/bloomfilter_integrity_bloom.bin' (FORMAT binary);
-COPY damaged_qfilter TO '/tmp/bloomfilter_integrity_qfilter.bin' (FORMAT binary);
+-- in the cluster's own directory: a file under /tmp would outlive it, owned by
+-- the server's user, and refuse the next build's server as another user
+SELECT current_setting('data_directory') || '/bloomfilter_integrity_bloom.bin' AS integrity_bloom_bin \gset
+COPY damaged_bloom TO :'integrity_bloom_bin' (FORMAT binary);
+SELECT current_setting('data_directory') || '/bloomfilter_integrity_qfilter.bin' AS integrity_qfilter_bin \gset
+COPY damaged_qfilter TO :'integrity_qfilter_bin' (FORMAT binary);
 CREATE FUNCTION damaged_copy(tab text, file text) RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
 	EXECUTE format('COPY %I FROM PROGRAM %L (FORMAT binary)', tab,
@@ -61,11 +65,11 @@ BEGIN
 EXCEPTION WHEN OTHERS THEN
 	RETURN SQLSTATE;
 END $$;
-SELECT damaged_copy('damaged_bloom', '/tmp/bloomfilter_integrity_bloom.bin') AS bloom_copy,
-       damaged_copy('damaged_qfilter', '/tmp/bloomfilter_integrity_qfilter.bin') AS qfilter_copy;
+SELECT damaged_copy('damaged_bloom', :'integrity_bloom_bin') AS bloom_copy,
+       damaged_copy('damaged_qfilter', :'integrity_qfilter_bin') AS qfilter_copy;
 -- the file as written loads (the damage above is all that is refused)
-COPY damaged_bloom FROM '/tmp/bloomfilter_integrity_bloom.bin' (FORMAT binary);
-COPY damaged_qfilter FROM '/tmp/bloomfilter_integrity_qfilter.bin' (FORMAT binary);
+COPY damaged_bloom FROM :'integrity_bloom_bin' (FORMAT binary);
+COPY damaged_qfilter FROM :'integrity_qfilter_bin' (FORMAT binary);
 SELECT (SELECT count(*) FROM damaged_bloom) AS blooms, (SELECT count(*) FROM damaged_qfilter) AS qfilters;
 
 -- the message says what is wrong

@@ -50,16 +50,20 @@ SELECT name, length(f::text)::float8 / length(f::bytea) < 1.5 AS compact
 FROM io_filters ORDER BY name;
 
 -- binary COPY round trip (send/recv)
-COPY io_filters TO '/tmp/bloomfilter_regress_io.bin' WITH (FORMAT binary);
+-- in the cluster's own directory: a file under /tmp would outlive it, owned by
+-- the server's user, and refuse the next build's server as another user
+SELECT current_setting('data_directory') || '/bloomfilter_regress_io.bin' AS regress_io_bin \gset
+COPY io_filters TO :'regress_io_bin' WITH (FORMAT binary);
 CREATE TABLE io_copy (LIKE io_filters);
-COPY io_copy FROM '/tmp/bloomfilter_regress_io.bin' WITH (FORMAT binary);
+COPY io_copy FROM :'regress_io_bin' WITH (FORMAT binary);
 SELECT a.name, a.f = b.f AS binary_round_trip
 FROM io_filters a JOIN io_copy b USING (name) ORDER BY name;
 
 -- text COPY round trip
-COPY io_filters TO '/tmp/bloomfilter_regress_io.txt';
+SELECT current_setting('data_directory') || '/bloomfilter_regress_io.txt' AS regress_io_txt \gset
+COPY io_filters TO :'regress_io_txt';
 TRUNCATE io_copy;
-COPY io_copy FROM '/tmp/bloomfilter_regress_io.txt';
+COPY io_copy FROM :'regress_io_txt';
 SELECT a.name, a.f = b.f AS text_copy_round_trip
 FROM io_filters a JOIN io_copy b USING (name) ORDER BY name;
 

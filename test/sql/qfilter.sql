@@ -156,9 +156,12 @@ RESET min_parallel_table_scan_size;
 SELECT f::text LIKE 'qfilter:%' AS text_prefix, f::text::qfilter = f AS text_round_trip,
        f::bytea::qfilter = f AS bytea_round_trip, substr(f::bytea, 1, 2) AS magic
 FROM qf;
-COPY agg TO '/tmp/bloomfilter_regress_qfilter.bin' WITH (FORMAT binary);
+-- in the cluster's own directory: a file under /tmp would outlive it, owned by
+-- the server's user, and refuse the next build's server as another user
+SELECT current_setting('data_directory') || '/bloomfilter_regress_qfilter.bin' AS regress_qfilter_bin \gset
+COPY agg TO :'regress_qfilter_bin' WITH (FORMAT binary);
 CREATE TABLE agg_copy (LIKE agg);
-COPY agg_copy FROM '/tmp/bloomfilter_regress_qfilter.bin' WITH (FORMAT binary);
+COPY agg_copy FROM :'regress_qfilter_bin' WITH (FORMAT binary);
 SELECT a.self = b.self AND a.by_fpr = b.by_fpr AND a.fixed = b.fixed AS binary_copy_round_trip
 FROM agg a, agg_copy b;
 SELECT count(DISTINCT f) AS distinct_filters, count(*) AS rows

@@ -49,12 +49,16 @@ SELECT bloom_empty(10)::text AS small_literal \gset
 INSERT INTO tm (id, f) VALUES (4, :'small_literal');
 CREATE TABLE tm_small (f bloom(10, 0.01));
 INSERT INTO tm_small VALUES (:'small_literal');
-COPY (SELECT f FROM tm WHERE id = 1) TO '/tmp/bloomfilter_typmods.txt';
-COPY tm_small FROM '/tmp/bloomfilter_typmods.txt';
-COPY (SELECT f FROM tm WHERE id = 1) TO '/tmp/bloomfilter_typmods.bin' (FORMAT binary);
-COPY tm_small FROM '/tmp/bloomfilter_typmods.bin' (FORMAT binary);
-COPY (SELECT f FROM tm_small) TO '/tmp/bloomfilter_typmods.bin' (FORMAT binary);
-COPY tm_small FROM '/tmp/bloomfilter_typmods.bin' (FORMAT binary);
+-- in the cluster's own directory: a file under /tmp would outlive it, owned by
+-- the server's user, and refuse the next build's server as another user
+SELECT current_setting('data_directory') || '/bloomfilter_typmods.txt' AS typmods_txt \gset
+COPY (SELECT f FROM tm WHERE id = 1) TO :'typmods_txt';
+COPY tm_small FROM :'typmods_txt';
+SELECT current_setting('data_directory') || '/bloomfilter_typmods.bin' AS typmods_bin \gset
+COPY (SELECT f FROM tm WHERE id = 1) TO :'typmods_bin' (FORMAT binary);
+COPY tm_small FROM :'typmods_bin' (FORMAT binary);
+COPY (SELECT f FROM tm_small) TO :'typmods_bin' (FORMAT binary);
+COPY tm_small FROM :'typmods_bin' (FORMAT binary);
 SELECT count(*) AS small_filters FROM tm_small;
 
 -- modifiers that cannot be kept, or that bloom_empty would refuse
