@@ -98,12 +98,12 @@ bfc_kind_from_name(const char *name)
  */
 
 /*
- * bf_size_for remembers its last answers in static variables, which is
- * fine in a server process but not across threads.  Besides a new filter,
- * a chain's validation and growth size its segments (bf_segment_plan), so
- * they take the lock too.
+ * The library's one memo of rates sized (sizing.h), which is not for two
+ * threads at once.  Besides a new filter, a chain's validation and growth
+ * size its segments (bf_segment_plan), so they take the lock too.
  */
 static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
+static BfSizingMemo sizing_memo;
 
 /* The server's check of bytes from outside (BloomFromBytes). */
 static BfStatus
@@ -115,9 +115,9 @@ validate(const uint8_t *bytes, size_t len, BfHeader *header)
 		return BF_ERR_TOO_LARGE;
 	status = bf_read_header(bytes, len, header);
 	if (status != BF_OK || !bf_is_chain(header))
-		return bf_validate(bytes, len, header);
+		return bf_validate(bytes, len, header, NULL);	/* sizes nothing */
 	pthread_mutex_lock(&sizing_lock);
-	status = bf_validate(bytes, len, header);
+	status = bf_validate(bytes, len, header, &sizing_memo);
 	pthread_mutex_unlock(&sizing_lock);
 	return status;
 }
@@ -372,7 +372,7 @@ size_filter(uint64_t capacity, double fpr, BfSizing *sizing, bfc_error *err)
 	BfStatus	status;
 
 	pthread_mutex_lock(&sizing_lock);
-	status = bf_size_for(capacity, fpr, sizing);
+	status = bf_size_for(capacity, fpr, sizing, &sizing_memo);
 	pthread_mutex_unlock(&sizing_lock);
 	if (status == BF_ERR_FPR)
 	{
@@ -474,7 +474,7 @@ bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr, int growth, bfc
 	filter->intended = kind;
 	pthread_mutex_lock(&sizing_lock);
 	status = bf_chain_create(capacity, fpr, (uint8_t) growth, &filter->value, &filter->len,
-							 &filter->header, &hooks);
+							 &filter->header, &sizing_memo, &hooks);
 	pthread_mutex_unlock(&sizing_lock);
 	if (status != BF_OK)
 	{
@@ -689,7 +689,7 @@ bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *
 
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
-	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len);
+	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len, &sizing_memo);
 	if (chain)
 		pthread_mutex_unlock(&sizing_lock);
 	if (status == BF_ERR_DELTA_MISMATCH)
@@ -718,7 +718,7 @@ bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *
 	}
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
-	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len, NULL);
+	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len, &sizing_memo, NULL);
 	if (chain)
 		pthread_mutex_unlock(&sizing_lock);
 	filter->len = new_len;
@@ -910,7 +910,7 @@ add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 	/* a chain's add asks, once full, whether it can grow: that sizes */
 	if (chain)
 		pthread_mutex_lock(&sizing_lock);
-	status = bf_filter_add_growing(&filter->value, &filter->len, h, hashes, n, &hooks);
+	status = bf_filter_add_growing(&filter->value, &filter->len, h, hashes, n, &sizing_memo, &hooks);
 	if (chain)
 		pthread_mutex_unlock(&sizing_lock);
 	if (status != BF_OK)

@@ -76,7 +76,7 @@ IndexSnapshot(Relation index)
 			BfSegment	segment;
 			uint64		taken;
 
-			if (bf_segment_plan(&header, i, &segment) != BF_OK)
+			if (bf_segment_plan(&header, i, &segment, &BackendSizingMemo) != BF_OK)
 				elog(ERROR, "bloomfilter index segment %u has no plan", i);
 			segment.bits = len + BF_SEGMENT_HEADER_SIZE;
 			bf_chain_append(BloomData(bloom), &header, len, &segment, &InterruptibleSlices);

@@ -290,7 +290,8 @@ GrowIfFull(Relation index, InsertCache *cache)
 	ReadMeta(index, layout);
 	if (layout->header.nsegments == had)
 	{
-		if (bf_chain_next(&layout->header, IndexValueLength(layout), &next, &new_len) != BF_OK)
+		if (bf_chain_next(&layout->header, IndexValueLength(layout), &next, &new_len,
+						  &BackendSizingMemo) != BF_OK)
 			cache->cannot_grow = true;
 		else if (SegmentIsFull(index, layout))
 			AppendSegment(index, layout, &next);

@@ -213,12 +213,12 @@ bloom_apply_changes(PG_FUNCTION_ARGS)
 	Bloom	   *result;
 
 	/* the whole copy, body check included: the pass costs what the apply does */
-	status = bf_validate(BloomData(bloom), BloomDataLen(bloom), &header);
+	status = bf_validate(BloomData(bloom), BloomDataLen(bloom), &header, &BackendSizingMemo);
 	if (status != BF_OK)
 		ReportCorruptValue(status);
 	status = bf_delta_check(BloomData(bloom), BloomDataLen(bloom), &header,
 							(const uint8 *) VARDATA_ANY(delta), VARSIZE_ANY_EXHDR(delta),
-							&new_len);
+							&new_len, &BackendSizingMemo);
 	if (status == BF_ERR_DELTA_MISMATCH)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -244,6 +244,6 @@ bloom_apply_changes(PG_FUNCTION_ARGS)
 	memcpy(BloomData(result), BloomData(bloom), BloomDataLen(bloom));
 	bf_delta_apply(BloomData(result), BloomDataLen(bloom), new_len, &header,
 				   (const uint8 *) VARDATA_ANY(delta), VARSIZE_ANY_EXHDR(delta),
-				   &InterruptibleSlices);
+				   &BackendSizingMemo, &InterruptibleSlices);
 	PG_RETURN_BLOOM_P(result);
 }

@@ -188,7 +188,7 @@ DecodeMeta(Relation index, Page page, IndexLayout *result)
 		BfSegment	planned;
 
 		if (bf_is_chain(&layout->header))
-			status = bf_segment_plan(&layout->header, i, &planned);
+			status = bf_segment_plan(&layout->header, i, &planned, &BackendSizingMemo);
 		else
 		{
 			planned.nblocks = layout->header.nblocks;

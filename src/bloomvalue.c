@@ -40,6 +40,13 @@ CheckInterruptsBetweenSlices(void *context)
 
 const BfHooks InterruptibleSlices = {NULL, CheckInterruptsBetweenSlices, NULL};
 
+/*
+ * The one memo the glue lends the core (sizing.h): a backend runs one
+ * thread, and a parallel worker is a process of its own.  Zeroed static
+ * storage is an empty memo, whose slots' pages are touched only once used.
+ */
+BfSizingMemo BackendSizingMemo;
+
 TupleDesc
 ResultRowDesc(FunctionCallInfo fcinfo)
 {
@@ -115,7 +122,8 @@ BloomAssertSealed(Bloom *bloom)
 	BfHeader	header;
 
 	if (bloom != NULL && !VARATT_IS_EXTERNAL(bloom) && !VARATT_IS_COMPRESSED(bloom))
-		Assert(bf_validate(BloomData(bloom), BloomDataLen(bloom), &header) == BF_OK);
+		Assert(bf_validate(BloomData(bloom), BloomDataLen(bloom), &header,
+						   &BackendSizingMemo) == BF_OK);
 	return bloom;
 }
 #endif
@@ -136,7 +144,7 @@ BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
 	Bloom	   *bloom;
 
 	status = len > BF_MAX_VALUE_BYTES ? BF_ERR_TOO_LARGE
-		: bf_validate(bytes, len, &header);
+		: bf_validate(bytes, len, &header, &BackendSizingMemo);
 	if (status != BF_OK)
 	{
 		if (shown != NULL)
@@ -309,7 +317,7 @@ SizeFilter(int64 capacity, double fpr, BfHeader *header)
 	BfStatus	status;
 
 	status = capacity < 1 ? BF_ERR_CAPACITY
-		: bf_size_for((uint64) capacity, fpr, &sizing);
+		: bf_size_for((uint64) capacity, fpr, &sizing, &BackendSizingMemo);
 	if (status != BF_OK)
 		ReportSizingError(status, capacity, fpr, &sizing);
 	bf_fixed_header((uint64) capacity, fpr, &sizing, header);
@@ -363,7 +371,8 @@ CheckFilterParameters(int64 capacity, double fpr, int32 growth)
 	 * descriptor: the chain is refused as a filter of that size would be.
 	 */
 	if (bf_chain_header((uint64) capacity, fpr, (uint8) growth, &chain) == BF_OK &&
-		bf_chain_next(&chain, BF_HEADER_SIZE, &first, &len) == BF_ERR_TOO_LARGE)
+		bf_chain_next(&chain, BF_HEADER_SIZE, &first, &len,
+					  &BackendSizingMemo) == BF_ERR_TOO_LARGE)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("bloom filter cannot hold " INT64_FORMAT " values at false-positive rate %g",
@@ -385,7 +394,7 @@ BloomAllocChain(int64 capacity, double fpr, int32 growth)
 
 	CheckFilterParameters(capacity, fpr, growth);
 	status = bf_chain_create((uint64) capacity, fpr, (uint8) growth, &value, &len,
-							 &header, &hooks);
+							 &header, &BackendSizingMemo, &hooks);
 	if (status != BF_OK)
 		elog(ERROR, "bloom chain parameters rejected after sizing: %s",
 			 bf_status_message(status));
@@ -406,7 +415,8 @@ BloomAddHashes(Bloom **bloom, BfHeader *header, const uint64 *hashes, size_t n)
 	size_t		len = BloomDataLen(*bloom);
 	BfStatus	status;
 
-	status = bf_filter_add_growing(&value, &len, header, hashes, n, &hooks);
+	status = bf_filter_add_growing(&value, &len, header, hashes, n, &BackendSizingMemo,
+								   &hooks);
 	if (status != BF_OK)
 		elog(ERROR, "bloom chain asked to grow and could not: %s", bf_status_message(status));
 }
@@ -500,7 +510,8 @@ ChainCanGrow(Bloom *bloom, const BfHeader *header)
 	BfSegment	next;
 	size_t		new_len;
 
-	return bf_chain_next(header, BloomDataLen(bloom), &next, &new_len) == BF_OK;
+	return bf_chain_next(header, BloomDataLen(bloom), &next, &new_len,
+						 &BackendSizingMemo) == BF_OK;
 }
 
 /*

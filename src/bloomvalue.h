@@ -66,6 +66,12 @@ BloomDataLen(const Bloom *bloom)
  */
 extern BF_HIDDEN const BfHooks InterruptibleSlices;
 
+/*
+ * The backend's memo of the rates sized (sizing.h), which every call of a
+ * core function that sizes is given.
+ */
+extern BF_HIDDEN BfSizingMemo BackendSizingMemo;
+
 /* The row type of a function with OUT parameters (bloom_info and the like). */
 extern BF_HIDDEN TupleDesc ResultRowDesc(FunctionCallInfo fcinfo);
 

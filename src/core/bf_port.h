@@ -24,6 +24,13 @@
 #define BF_HIDDEN
 #endif
 
+/* For a large stack frame kept out of its caller's. */
+#if defined(__GNUC__) || defined(__clang__)
+#define BF_NOINLINE __attribute__((noinline))
+#else
+#define BF_NOINLINE
+#endif
+
 /* For loops specialised by a constant argument. */
 #if defined(__GNUC__) || defined(__clang__)
 #define BF_ALWAYS_INLINE inline __attribute__((always_inline))

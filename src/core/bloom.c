@@ -345,7 +345,7 @@ bf_read_header(const uint8_t *value, size_t len, BfHeader *header)
  * binary receive, the bytea cast and aggregate deserialisation.
  */
 BfStatus
-bf_validate(const uint8_t *value, size_t len, BfHeader *header)
+bf_validate(const uint8_t *value, size_t len, BfHeader *header, BfSizingMemo *memo)
 {
 	BfStatus	status = bf_read_header(value, len, header);
 	BfSegment	segment;
@@ -361,7 +361,7 @@ bf_validate(const uint8_t *value, size_t len, BfHeader *header)
 		BfSegment	planned;
 
 		if (bf_is_chain(header) &&
-			(bf_segment_plan(header, segment.index, &planned) != BF_OK ||
+			(bf_segment_plan(header, segment.index, &planned, memo) != BF_OK ||
 			 planned.nblocks != segment.nblocks || planned.k != segment.k))
 			return BF_ERR_SEGMENT_SIZE;
 
@@ -745,7 +745,8 @@ bf_segment_capacity(const BfHeader *header, uint32_t index)
 }
 
 BfStatus
-bf_segment_plan(const BfHeader *header, uint32_t index, BfSegment *segment)
+bf_segment_plan(const BfHeader *header, uint32_t index, BfSegment *segment,
+				BfSizingMemo *memo)
 {
 	uint64_t	capacity = bf_segment_capacity(header, index);
 	double		fpr = header->fpr * 0.5;
@@ -756,7 +757,7 @@ bf_segment_plan(const BfHeader *header, uint32_t index, BfSegment *segment)
 		fpr *= 0.5;
 	if (capacity == UINT64_MAX)
 		return BF_ERR_TOO_LARGE;
-	status = bf_size_for(capacity, fpr, &sizing);
+	status = bf_size_for(capacity, fpr, &sizing, memo);
 	if (status != BF_OK)
 		return status;
 	memset(segment, 0, sizeof(*segment));
@@ -846,14 +847,15 @@ bf_segment_store_inserted(uint8_t *value, const BfSegment *segment)
 }
 
 BfStatus
-bf_chain_next(const BfHeader *header, size_t len, BfSegment *next, size_t *new_len)
+bf_chain_next(const BfHeader *header, size_t len, BfSegment *next, size_t *new_len,
+			  BfSizingMemo *memo)
 {
 	BfStatus	status;
 	size_t		more;
 
 	if (header->nsegments >= BF_MAX_SEGMENTS)
 		return BF_ERR_SEGMENTS;
-	status = bf_segment_plan(header, header->nsegments, next);
+	status = bf_segment_plan(header, header->nsegments, next, memo);
 	if (status != BF_OK)
 		return status;
 	more = BF_SEGMENT_HEADER_SIZE + (size_t) next->nblocks * BF_BLOCK_BYTES;
@@ -920,7 +922,8 @@ bf_chain_test(const uint8_t *value, const BfHeader *header, uint64_t hash)
  * the same values again and again would grow the chain without end.
  */
 static size_t
-chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, size_t n)
+chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, size_t n,
+		  BfSizingMemo *memo)
 {
 	BfSegment	last;
 	int			can_grow = -1;	/* not yet known */
@@ -939,7 +942,7 @@ chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, 
 				BfSegment	next;
 				size_t		new_len;
 
-				can_grow = bf_chain_next(header, len, &next, &new_len) == BF_OK;
+				can_grow = bf_chain_next(header, len, &next, &new_len, memo) == BF_OK;
 				if (can_grow)
 					break;
 			}
@@ -957,10 +960,10 @@ chain_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes, 
 
 size_t
 bf_filter_add(uint8_t *value, size_t len, BfHeader *header, const uint64_t *hashes,
-			  size_t n)
+			  size_t n, BfSizingMemo *memo)
 {
 	if (bf_is_chain(header))
-		return chain_add(value, len, header, hashes, n);
+		return chain_add(value, len, header, hashes, n, memo);
 	ensure_body_check(value, len, header);
 	add_hashes_checked(value, BF_HEADER_SIZE, header->nblocks, header->k, hashes, n,
 					   &header->body_check);
@@ -987,7 +990,8 @@ resize_value(uint8_t **value, size_t new_len, const BfHooks *hooks)
 }
 
 BfStatus
-bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, const BfHooks *hooks)
+bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, BfSizingMemo *memo,
+			  const BfHooks *hooks)
 {
 	BfSegment	next;
 	size_t		new_len;
@@ -995,7 +999,7 @@ bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, const BfHooks *hoo
 
 	if (!bf_is_chain(header))
 		return BF_ERR_LAYOUT;
-	status = bf_chain_next(header, *len, &next, &new_len);
+	status = bf_chain_next(header, *len, &next, &new_len, memo);
 	if (status == BF_OK)
 		status = resize_value(value, new_len, hooks);
 	if (status != BF_OK)
@@ -1008,7 +1012,7 @@ bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header, const BfHooks *hoo
 /* The header alone first, then its first segment, as every later one. */
 BfStatus
 bf_chain_create(uint64_t capacity, double fpr, uint8_t growth, uint8_t **value,
-				size_t *len, BfHeader *header, const BfHooks *hooks)
+				size_t *len, BfHeader *header, BfSizingMemo *memo, const BfHooks *hooks)
 {
 	BfStatus	status = bf_chain_header(capacity, fpr, growth, header);
 
@@ -1016,21 +1020,22 @@ bf_chain_create(uint64_t capacity, double fpr, uint8_t growth, uint8_t **value,
 		return status;
 	*value = NULL;
 	*len = BF_HEADER_SIZE;
-	return bf_chain_grow(value, len, header, hooks);
+	return bf_chain_grow(value, len, header, memo, hooks);
 }
 
 BfStatus
 bf_filter_add_growing(uint8_t **value, size_t *len, BfHeader *header,
-					  const uint64_t *hashes, size_t n, const BfHooks *hooks)
+					  const uint64_t *hashes, size_t n, BfSizingMemo *memo,
+					  const BfHooks *hooks)
 {
 	for (;;)
 	{
-		size_t		taken = bf_filter_add(*value, *len, header, hashes, n);
+		size_t		taken = bf_filter_add(*value, *len, header, hashes, n, memo);
 		BfStatus	status;
 
 		if (taken == n)
 			return BF_OK;
-		status = bf_chain_grow(value, len, header, hooks);
+		status = bf_chain_grow(value, len, header, memo, hooks);
 		if (status != BF_OK)
 			return status;
 		hashes += taken;

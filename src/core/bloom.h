@@ -20,12 +20,13 @@
  *	  Sizing (how many blocks and hashes) is sizing.h's, and the
  *	  aggregates' hash buffers are hashbuf.h's.
  *
- * Nothing here includes a PostgreSQL header, allocates or throws.  Every
- * function works on caller-provided memory (a value that grows asks its
- * caller for more through BfHooks) and reports problems as a BfStatus,
- * which the SQL glue (bloomvalue.c) turns into an ereport.  That
+ * Nothing here includes a PostgreSQL header, allocates, throws or keeps
+ * state of its own.  Every function works on caller-provided memory (a
+ * value that grows asks its caller for more through BfHooks; one that
+ * sizes uses the caller's BfSizingMemo) and reports problems as a
+ * BfStatus, which the SQL glue (bloomvalue.c) turns into an ereport.  That
  * keeps the core buildable with plain cc for unit tests, fuzzing and the
- * client library.
+ * client library, and callable from several threads at once.
  *
  * All global symbols start with bf_ so that they can never bind to the
  * server's own bloom_* functions (src/backend/lib/bloomfilter.c).
@@ -47,6 +48,12 @@
 
 /* What the caller lends the core: memory, and pauses (below, with BF_SLICE_BYTES). */
 typedef struct BfHooks BfHooks;
+
+/*
+ * And the memo of rates sized (sizing.h), which every function that sizes
+ * takes: a chain's validation, planning and growth size its segments.
+ */
+typedef struct BfSizingMemo BfSizingMemo;
 
 /*
  * Serialised format, versions 1, 2 and 3 (all integers little-endian):
@@ -284,12 +291,15 @@ extern BF_HIDDEN const char *bf_status_message(BfStatus status);
 /* Bytes of a value with nblocks blocks, header included. */
 extern BF_HIDDEN size_t bf_value_bytes(uint32_t nblocks);
 
-/* Header encoding, decoding and validation. */
+/*
+ * Header encoding, decoding and validation (bf_validate sizes a chain's
+ * segments, to check each one's size, from the memo).
+ */
 extern BF_HIDDEN void bf_write_header(uint8_t *value, const BfHeader *header);
 extern BF_HIDDEN BfStatus bf_read_header(const uint8_t *value, size_t len,
 							   BfHeader *header);
 extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
-							BfHeader *header);
+							BfHeader *header, BfSizingMemo *memo);
 extern BF_HIDDEN void bf_init(uint8_t *value, BfHeader *header, const BfHooks *hooks);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
 
@@ -385,7 +395,7 @@ extern BF_HIDDEN void bf_segment_store_inserted(uint8_t *value, const BfSegment 
  * alone (UINT64_MAX past what a uint64 holds) costs no sizing.
  */
 extern BF_HIDDEN BfStatus bf_segment_plan(const BfHeader *header, uint32_t index,
-										  BfSegment *segment);
+										  BfSegment *segment, BfSizingMemo *memo);
 extern BF_HIDDEN uint64_t bf_segment_capacity(const BfHeader *header, uint32_t index);
 
 /*
@@ -401,7 +411,8 @@ extern BF_HIDDEN BfStatus bf_chain_header(uint64_t capacity, double fpr, uint8_t
  * the new, empty segment at the end of a value that has room for it.
  */
 extern BF_HIDDEN BfStatus bf_chain_next(const BfHeader *header, size_t len,
-										BfSegment *next, size_t *new_len);
+										BfSegment *next, size_t *new_len,
+										BfSizingMemo *memo);
 extern BF_HIDDEN void bf_chain_append(uint8_t *value, BfHeader *header, size_t len,
 									  const BfSegment *next, const BfHooks *hooks);
 
@@ -419,7 +430,8 @@ extern BF_HIDDEN bool bf_chain_test(const uint8_t *value, const BfHeader *header
 extern BF_HIDDEN void bf_filter_prefetch(const uint8_t *value, const BfHeader *header,
 										 uint64_t hash);
 extern BF_HIDDEN size_t bf_filter_add(uint8_t *value, size_t len, BfHeader *header,
-									  const uint64_t *hashes, size_t n);
+									  const uint64_t *hashes, size_t n,
+									  BfSizingMemo *memo);
 
 /* Set algebra over bit arrays of equal length. */
 extern BF_HIDDEN void bf_union_bits(uint8_t *dst, const uint8_t *src, size_t nbytes);
@@ -472,11 +484,11 @@ extern BF_HIDDEN void bf_zero(uint8_t *bytes, size_t n, const BfHooks *hooks);
  */
 extern BF_HIDDEN BfStatus bf_chain_create(uint64_t capacity, double fpr, uint8_t growth,
 										  uint8_t **value, size_t *len, BfHeader *header,
-										  const BfHooks *hooks);
+										  BfSizingMemo *memo, const BfHooks *hooks);
 
 /* The chain in *value (*len bytes) with its next segment appended. */
 extern BF_HIDDEN BfStatus bf_chain_grow(uint8_t **value, size_t *len, BfHeader *header,
-										const BfHooks *hooks);
+										BfSizingMemo *memo, const BfHooks *hooks);
 
 /*
  * bf_filter_add for all n hashes: a chain whose last segment fills grows
@@ -484,7 +496,8 @@ extern BF_HIDDEN BfStatus bf_chain_grow(uint8_t **value, size_t *len, BfHeader *
  */
 extern BF_HIDDEN BfStatus bf_filter_add_growing(uint8_t **value, size_t *len,
 												BfHeader *header, const uint64_t *hashes,
-												size_t n, const BfHooks *hooks);
+												size_t n, BfSizingMemo *memo,
+												const BfHooks *hooks);
 
 /*
  * Whether a's segments have the sizes of b's, as far as both go (always,

@@ -232,7 +232,8 @@ delta_belongs_to(const uint8_t *delta, const BfHeader *header)
  */
 BfStatus
 bf_delta_check(const uint8_t *value, size_t len, const BfHeader *header,
-			   const uint8_t *delta, size_t delta_len, size_t *new_len)
+			   const uint8_t *delta, size_t delta_len, size_t *new_len,
+			   BfSizingMemo *memo)
 {
 	BfHeader	grown = *header;
 	uint32_t	nsegments;
@@ -260,7 +261,7 @@ bf_delta_check(const uint8_t *value, size_t len, const BfHeader *header,
 	while (grown.nsegments < nsegments)
 	{
 		BfSegment	next;
-		BfStatus	status = bf_chain_next(&grown, len, &next, &len);
+		BfStatus	status = bf_chain_next(&grown, len, &next, &len, memo);
 
 		if (status != BF_OK)
 			return status;
@@ -294,7 +295,8 @@ add_run(uint8_t *value, const BfSegment *segment, const uint8_t *hashes, uint32_
 
 void
 bf_delta_apply(uint8_t *value, size_t len, size_t new_len, BfHeader *header,
-			   const uint8_t *delta, size_t delta_len, const BfHooks *hooks)
+			   const uint8_t *delta, size_t delta_len, BfSizingMemo *memo,
+			   const BfHooks *hooks)
 {
 	BfSegment	segments[BF_MAX_SEGMENTS];
 	uint32_t	nsegments = bf_load_le32(delta + DELTA_NSEGMENTS_AT);
@@ -308,7 +310,7 @@ bf_delta_apply(uint8_t *value, size_t len, size_t new_len, BfHeader *header,
 		BfSegment	next;
 		size_t		grown_len;
 
-		(void) bf_chain_next(header, len, &next, &grown_len);	/* checked */
+		(void) bf_chain_next(header, len, &next, &grown_len, memo);	/* checked */
 		bf_chain_append(value, header, len, &next, hooks);
 		len = grown_len;
 	}

@@ -98,12 +98,12 @@ extern BF_HIDDEN uint32_t bf_delta_checksum(const uint8_t *delta, size_t len);
  * Checks a delta against a copy: value and len are the copy, header its
  * header as bf_validate read it.  BF_OK, with *new_len the copy's length
  * once grown to the delta's segments, or why the delta is refused.  A chain
- * copy's growth is sized (bf_chain_next), so a caller that sizes from
- * several threads serialises this as it serialises sizing.
+ * copy's growth is sized (bf_chain_next), from the caller's memo.
  */
 extern BF_HIDDEN BfStatus bf_delta_check(const uint8_t *value, size_t len,
 										 const BfHeader *header, const uint8_t *delta,
-										 size_t delta_len, size_t *new_len);
+										 size_t delta_len, size_t *new_len,
+										 BfSizingMemo *memo);
 
 /*
  * Applies a delta that bf_delta_check accepted for this copy: value has
@@ -114,6 +114,7 @@ extern BF_HIDDEN BfStatus bf_delta_check(const uint8_t *value, size_t len,
  */
 extern BF_HIDDEN void bf_delta_apply(uint8_t *value, size_t len, size_t new_len,
 									 BfHeader *header, const uint8_t *delta,
-									 size_t delta_len, const BfHooks *hooks);
+									 size_t delta_len, BfSizingMemo *memo,
+									 const BfHooks *hooks);
 
 #endif							/* BF_DELTA_H */

@@ -4,7 +4,9 @@
  *	  How large a filter must be: k and the block count for a capacity and
  *	  a target false-positive rate (bf_size_for, the one sizing routine),
  *	  from the exact false-positive rate of the blocked layout and the
- *	  spread of single filters.  Part of the pure core (see sizing.h).
+ *	  spread of single filters, and the memo of rates sized that its
+ *	  caller lends it (BfSizingMemo).  Part of the pure core (see
+ *	  sizing.h): it keeps no state of its own.
  *
  * Sizing
  * ------
@@ -238,7 +240,7 @@ mixture_fpr(double load_per_block, const double *rate, int last)
 }
 
 /* Most values a rate table covers: a load of 700 per block, see below. */
-#define MAX_RATE_ENTRIES 1100
+#define MAX_RATE_ENTRIES BF_RATE_ENTRIES
 
 /*
  * Exact false-positive rate of the blocked layout when blocks hold Poisson
@@ -366,34 +368,8 @@ const int	bf_nknown_sizing = sizeof(bf_known_sizing) / sizeof(bf_known_sizing[0]
  */
 #define RATE_QUANTILE_SDS 2.01
 
-/*
- * What sizing keeps for one target rate: k and the asymptotic load from
- * bf_sizing_search (or its table), the per-load rates of that k that the
- * margin needs, and the most values the largest filter holds at that rate.
- */
-typedef struct RateSizing
-{
-	double		fpr;			/* the target; 0 in an unused slot */
-	int			k;				/* 0: no k reaches the target */
-	double		load;			/* values per block on average at the target */
-	int			last;			/* rate[] and rate_both[] cover 0..last + 1 */
-	uint64_t	max_capacity;
-	double		rate[MAX_RATE_ENTRIES + 1];
-	double		rate_both[MAX_RATE_ENTRIES + 1];
-} RateSizing;
-
-/*
- * The last few rates sized, because callers ask for the same ones over and
- * over (one filter per group of a GROUP BY, two rates in one query, and
- * every segment of a chain, each at its own rate, whenever a chain is
- * validated or grows): a new one costs about 0.4 ms for its rate tables
- * and maximum capacity, 3 ms more if it is not in bf_known_sizing; after
- * that a sizing takes 1-2 us.  A slot is 18 kB, touched only once used.
- * Not thread-safe; the server runs one thread per process.
- */
-#define RATE_SIZING_SLOTS (BF_MAX_SEGMENTS + 4)
-static RateSizing rate_sizings[RATE_SIZING_SLOTS];
-static int	next_rate_sizing;
+/* What sizing works out for one rate (sizing.h), kept in the caller's memo. */
+typedef BfRateSizing RateSizing;
 
 /*
  * The sizing's 95% point of the rate of one filter of n values in nblocks
@@ -520,21 +496,12 @@ max_capacity_for(const RateSizing *sizing)
 }
 
 /*
- * Sizing for fpr, from the slots above, or made in the least recently made
- * slot: k and load from the table or the search, then the rate tables of
- * that k and the maximum capacity.
+ * Works out the sizing of fpr in *sizing: k and load from the table or the
+ * search, then the rate tables of that k and the maximum capacity.
  */
-static const RateSizing *
-rate_sizing_for(double fpr)
+static void
+make_rate_sizing(RateSizing *sizing, double fpr)
 {
-	RateSizing *sizing;
-
-	for (int i = 0; i < RATE_SIZING_SLOTS; i++)
-		if (rate_sizings[i].fpr == fpr)
-			return &rate_sizings[i];
-
-	sizing = &rate_sizings[next_rate_sizing];
-	next_rate_sizing = (next_rate_sizing + 1) % RATE_SIZING_SLOTS;
 	sizing->fpr = 0.0;			/* unused until complete */
 	sizing->k = 0;
 	sizing->load = 0.0;
@@ -557,15 +524,31 @@ rate_sizing_for(double fpr)
 		sizing->max_capacity = max_capacity_for(sizing);
 	}
 	sizing->fpr = fpr;
+}
+
+/*
+ * The sizing of fpr from the memo's slots, or made in the least recently
+ * made slot.
+ */
+static const RateSizing *
+memo_rate_sizing(BfSizingMemo *memo, double fpr)
+{
+	RateSizing *sizing;
+
+	for (int i = 0; i < BF_SIZING_MEMO_SLOTS; i++)
+		if (memo->slot[i].fpr == fpr)
+			return &memo->slot[i];
+	sizing = &memo->slot[memo->next];
+	memo->next = (memo->next + 1) % BF_SIZING_MEMO_SLOTS;
+	make_rate_sizing(sizing, fpr);
 	return sizing;
 }
 
-/* Forgets every rate sized: for tests of what a new process computes. */
+/* Empties a memo: what a zeroed one is. */
 void
-bf_sizing_forget(void)
+bf_sizing_memo_clear(BfSizingMemo *memo)
 {
-	memset(rate_sizings, 0, sizeof(rate_sizings));
-	next_rate_sizing = 0;
+	memset(memo, 0, sizeof(*memo));
 }
 
 /*
@@ -573,41 +556,43 @@ bf_sizing_forget(void)
  * in nblocks blocks, with the k of fpr; INFINITY where sizing never goes
  * (more values per block than the asymptotic load), NAN for a bad fpr.
  */
-double
-bf_rate_quantile(uint64_t capacity, uint32_t nblocks, double fpr)
+static double
+quantile_from(const RateSizing *sizing, uint64_t capacity, uint32_t nblocks)
 {
-	const RateSizing *sizing;
 	double		slope;
 
-	if (!(fpr > 0.0 && fpr <= 0.5) || nblocks < 1)
-		return NAN;
-	sizing = rate_sizing_for(fpr);
 	if (sizing->k == 0)
 		return INFINITY;
 	return rate_quantile(sizing, capacity, nblocks, &slope);
 }
 
 /*
- * Chooses k and the block count for capacity values at false-positive rate
- * fpr: the one sizing routine every constructor uses.  k depends on fpr
- * alone; the block count is the fewest with which at least 95% of filters
- * filled to capacity are at or below fpr (see the file header).
+ * Without a memo a rate's sizing is worked out in a frame of its own (18 kB
+ * of stack), so that a sizing from a memo does not reserve the room.
  */
-BfStatus
-bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
+static BF_NOINLINE double
+quantile_afresh(uint64_t capacity, uint32_t nblocks, double fpr)
 {
-	const RateSizing *sizing;
+	RateSizing	sizing;
 
-	memset(out, 0, sizeof(*out));
-	if (capacity < 1)
-		return BF_ERR_CAPACITY;
-	if (!(fpr > 0.0 && fpr <= 0.5))
-		return BF_ERR_FPR;
+	make_rate_sizing(&sizing, fpr);
+	return quantile_from(&sizing, capacity, nblocks);
+}
 
-	if (fpr < BF_MIN_FPR)
-		return BF_ERR_FPR_UNREACHABLE;
+double
+bf_rate_quantile(uint64_t capacity, uint32_t nblocks, double fpr, BfSizingMemo *memo)
+{
+	if (!(fpr > 0.0 && fpr <= 0.5) || nblocks < 1)
+		return NAN;
+	if (memo == NULL)
+		return quantile_afresh(capacity, nblocks, fpr);
+	return quantile_from(memo_rate_sizing(memo, fpr), capacity, nblocks);
+}
 
-	sizing = rate_sizing_for(fpr);
+/* What bf_size_for decides for valid arguments, from the sizing of fpr. */
+static BfStatus
+size_from(const RateSizing *sizing, uint64_t capacity, double fpr, BfSizing *out)
+{
 	if (sizing->k == 0 || sizing->max_capacity == 0)
 		return BF_ERR_FPR_UNREACHABLE;	/* cannot happen at BF_MIN_FPR */
 
@@ -620,6 +605,40 @@ bf_size_for(uint64_t capacity, double fpr, BfSizing *out)
 	out->nblocks = fewest_blocks(sizing, capacity);
 	out->bits_per_element = (double) out->nblocks * BF_BLOCK_BITS / (double) capacity;
 	return BF_OK;
+}
+
+/* As quantile_afresh: the frame of a sizing without a memo. */
+static BF_NOINLINE BfStatus
+size_afresh(uint64_t capacity, double fpr, BfSizing *out)
+{
+	RateSizing	sizing;
+
+	make_rate_sizing(&sizing, fpr);
+	return size_from(&sizing, capacity, fpr, out);
+}
+
+/*
+ * Chooses k and the block count for capacity values at false-positive rate
+ * fpr: the one sizing routine every constructor uses.  k depends on fpr
+ * alone; the block count is the fewest with which at least 95% of filters
+ * filled to capacity are at or below fpr (see the file header).  The memo
+ * (NULL: none) changes how long it takes, never the answer.
+ */
+BfStatus
+bf_size_for(uint64_t capacity, double fpr, BfSizing *out, BfSizingMemo *memo)
+{
+	memset(out, 0, sizeof(*out));
+	if (capacity < 1)
+		return BF_ERR_CAPACITY;
+	if (!(fpr > 0.0 && fpr <= 0.5))
+		return BF_ERR_FPR;
+
+	if (fpr < BF_MIN_FPR)
+		return BF_ERR_FPR_UNREACHABLE;
+
+	if (memo == NULL)
+		return size_afresh(capacity, fpr, out);
+	return size_from(memo_rate_sizing(memo, fpr), capacity, fpr, out);
 }
 
 /*

@@ -23,6 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/*
+ * The memo of rates sized (sizing.h) of the program that includes this,
+ * for the copies' growth and its own calls.
+ */
+static BfSizingMemo sizing_memo;
+
 #define DELTA_NCOPIES		4
 #define DELTA_MODE_RECHECKSUM 0x80
 
@@ -69,7 +75,7 @@ delta_copy_grow(DeltaCopy *copy)
 	BfSegment	next;
 	size_t		new_len;
 
-	FUZZ_CHECK(bf_chain_next(&copy->header, copy->len, &next, &new_len) == BF_OK);
+	FUZZ_CHECK(bf_chain_next(&copy->header, copy->len, &next, &new_len, &sizing_memo) == BF_OK);
 	copy->value = realloc(copy->value, new_len);
 	FUZZ_CHECK(copy->value != NULL);
 	bf_chain_append(copy->value, &copy->header, copy->len, &next, NULL);
@@ -88,7 +94,7 @@ delta_copy_build(int which)
 	{
 		BfSizing	sizing;
 
-		FUZZ_CHECK(bf_size_for(r->capacity, r->fpr, &sizing) == BF_OK);
+		FUZZ_CHECK(bf_size_for(r->capacity, r->fpr, &sizing, &sizing_memo) == BF_OK);
 		copy.header.version = BF_FORMAT_VERSION;
 		copy.header.layout = BF_LAYOUT_BLOCKED512;
 		copy.header.k = sizing.k;
@@ -116,7 +122,7 @@ delta_copy_build(int which)
 	{
 		uint64_t	hash = delta_key_hash(key, r->seed);
 
-		while (bf_filter_add(copy.value, copy.len, &copy.header, &hash, 1) == 0)
+		while (bf_filter_add(copy.value, copy.len, &copy.header, &hash, 1, &sizing_memo) == 0)
 			delta_copy_grow(&copy);
 	}
 	return copy;

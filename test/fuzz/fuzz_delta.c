@@ -273,7 +273,7 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 	size_t		new_len = 0;
 	BfStatus	expected = reference_status(delta, delta_len, &copy->header, &nhashes);
 	BfStatus	status = bf_delta_check(copy->value, copy->len, &header, delta, delta_len,
-										&new_len);
+										&new_len, &sizing_memo);
 	uint8_t    *value;
 	uint8_t    *again;
 
@@ -289,9 +289,9 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 	value = malloc(new_len);
 	FUZZ_CHECK(value != NULL);
 	memcpy(value, copy->value, copy->len);
-	bf_delta_apply(value, copy->len, new_len, &header, delta, delta_len, NULL);
+	bf_delta_apply(value, copy->len, new_len, &header, delta, delta_len, &sizing_memo, NULL);
 
-	FUZZ_CHECK(bf_validate(value, new_len, &decoded) == BF_OK);
+	FUZZ_CHECK(bf_validate(value, new_len, &decoded, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(headers_equal(&decoded, &header));
 	FUZZ_CHECK(header.nsegments == slow_load(delta + 4, 4));
 	FUZZ_CHECK(superset(copy, value, &header));
@@ -310,23 +310,23 @@ fuzz_one(int which, const uint8_t *delta, size_t delta_len)
 		if (canonical)
 			FUZZ_CHECK(written_len == delta_len && memcmp(written, delta, delta_len) == 0);
 		FUZZ_CHECK(bf_delta_check(copy->value, copy->len, &rewritten, written, written_len,
-								  &rewritten_len) == BF_OK && rewritten_len == new_len);
+								  &rewritten_len, &sizing_memo) == BF_OK && rewritten_len == new_len);
 		again = malloc(new_len);
 		FUZZ_CHECK(again != NULL);
 		memcpy(again, copy->value, copy->len);
-		bf_delta_apply(again, copy->len, new_len, &rewritten, written, written_len, NULL);
+		bf_delta_apply(again, copy->len, new_len, &rewritten, written, written_len, &sizing_memo, NULL);
 		FUZZ_CHECK(memcmp(again, value, new_len) == 0 && headers_equal(&rewritten, &header));
 		free(again);
 		free(written);
 	}
 
 	/* once more: accepted, at the same length, no new bit, counted again */
-	FUZZ_CHECK(bf_delta_check(value, new_len, &header, delta, delta_len, &new_len) == BF_OK);
+	FUZZ_CHECK(bf_delta_check(value, new_len, &header, delta, delta_len, &new_len, &sizing_memo) == BF_OK);
 	again = malloc(new_len);
 	FUZZ_CHECK(again != NULL);
 	memcpy(again, value, new_len);
 	decoded = header;
-	bf_delta_apply(again, new_len, new_len, &decoded, delta, delta_len, NULL);
+	bf_delta_apply(again, new_len, new_len, &decoded, delta, delta_len, &sizing_memo, NULL);
 	FUZZ_CHECK(decoded.inserted == bf_count_add(header.inserted, nhashes));
 	{
 		BfSegment	a;

@@ -13,9 +13,9 @@
  *							   from bytes 8..11, because raw bits land in
  *							   the useful range (1e-12, 0.5] one time in 60
  *						bit 1: also check that what sizing remembers is
- *							   not stale, by sizing again after
- *							   bf_sizing_forget (costs a full sizing of the
- *							   rate, hence opt-in)
+ *							   not stale, by sizing again without a memo
+ *							   (costs a full sizing of the rate, hence
+ *							   opt-in)
  *
  * Promises checked: a status for every input and the right one; on BF_OK,
  * nblocks in 1..BF_MAX_BLOCKS, k in 1..BF_MAX_K, a value within
@@ -34,6 +34,9 @@
 
 #include <math.h>
 #include <string.h>
+
+/* The target's one memo of rates sized (sizing.h), as the server has one. */
+static BfSizingMemo sizing_memo;
 
 #define FLAG_LOG_UNIFORM_FPR	0x01
 #define FLAG_CHECK_MEMO			0x02
@@ -101,16 +104,16 @@ check_ok(uint64_t capacity, double fpr, const BfSizing *s)
 	FUZZ_CHECK(rate >= 0.0 && rate <= fpr * (1.0 + RATE_TOLERANCE));
 
 	/* So is that of 95% of single filters, with no block to spare. */
-	FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks, fpr) <= fpr);
+	FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks, fpr, &sizing_memo) <= fpr);
 	if (s->nblocks > 1)
-		FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks - 1, fpr) > fpr);
+		FUZZ_CHECK(bf_rate_quantile(capacity, s->nblocks - 1, fpr, &sizing_memo) > fpr);
 
 	/* Fewer values never need a bigger filter, and k depends on fpr alone. */
 	if (capacity > 1)
 	{
-		FUZZ_CHECK(bf_size_for(capacity - 1, fpr, &smaller) == BF_OK);
+		FUZZ_CHECK(bf_size_for(capacity - 1, fpr, &smaller, &sizing_memo) == BF_OK);
 		FUZZ_CHECK(smaller.nblocks <= s->nblocks && smaller.k == s->k);
-		FUZZ_CHECK(bf_size_for(capacity / 2, fpr, &smaller) == BF_OK);
+		FUZZ_CHECK(bf_size_for(capacity / 2, fpr, &smaller, &sizing_memo) == BF_OK);
 		FUZZ_CHECK(smaller.nblocks <= s->nblocks && smaller.k == s->k);
 	}
 }
@@ -127,8 +130,8 @@ check_too_large(uint64_t capacity, double fpr, const BfSizing *s)
 	FUZZ_CHECK(s->k >= 1 && s->k <= BF_MAX_K);
 	FUZZ_CHECK(s->max_capacity >= 1);	/* else the rate is unreachable */
 	FUZZ_CHECK(s->max_capacity < capacity);
-	FUZZ_CHECK(bf_size_for(s->max_capacity + 1, fpr, &other) == BF_ERR_TOO_LARGE);
-	FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other) == BF_OK);
+	FUZZ_CHECK(bf_size_for(s->max_capacity + 1, fpr, &other, &sizing_memo) == BF_ERR_TOO_LARGE);
+	FUZZ_CHECK(bf_size_for(s->max_capacity, fpr, &other, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(other.k == s->k && other.nblocks <= BF_MAX_BLOCKS);
 }
 
@@ -138,7 +141,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	SizingInput in = decode(data, size);
 	BfSizing	first;
 	BfSizing	again;
-	BfStatus	status = bf_size_for(in.capacity, in.fpr, &first);
+	BfStatus	status = bf_size_for(in.capacity, in.fpr, &first, &sizing_memo);
 
 	if (in.capacity < 1)
 		FUZZ_CHECK(status == BF_ERR_CAPACITY);
@@ -155,14 +158,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_too_large(in.capacity, in.fpr, &first);
 
 	/* Same question, same answer: remembered ... */
-	FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
+	FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again, &sizing_memo) == status);
 	FUZZ_CHECK(same_sizing(&first, &again));
 
 	/* ... and computed afresh, as a new process would. */
 	if ((in.flags & FLAG_CHECK_MEMO) && (status == BF_OK || status == BF_ERR_TOO_LARGE))
 	{
-		bf_sizing_forget();
-		FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again) == status);
+		FUZZ_CHECK(bf_size_for(in.capacity, in.fpr, &again, NULL) == status);
 		FUZZ_CHECK(same_sizing(&first, &again));
 	}
 	return 0;

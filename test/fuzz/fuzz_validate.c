@@ -55,6 +55,9 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/* The target's one memo of rates sized (sizing.h), as the server has one. */
+static BfSizingMemo sizing_memo;
+
 /* Most hashes one input adds; above 48 the core's radix sort is used. */
 #define MAX_PROBES 300
 
@@ -152,7 +155,7 @@ slow_segment_planned(const BfHeader *header, uint32_t index, const SlowSegment *
 	BfSizing	sizing;
 
 	return slow_segment_target(header, index, &capacity, &fpr) &&
-		bf_size_for(capacity, fpr, &sizing) == BF_OK &&
+		bf_size_for(capacity, fpr, &sizing, &sizing_memo) == BF_OK &&
 		sizing.nblocks == segment->nblocks && sizing.k == segment->k;
 }
 
@@ -539,7 +542,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 	added.inserted = added.inserted > UINT64_MAX - n ? UINT64_MAX
 		: added.inserted + n;
 	bf_seal(batch, len, &added);	/* its bits were set raw */
-	FUZZ_CHECK(bf_validate(batch, len, &decoded) == BF_OK);
+	FUZZ_CHECK(bf_validate(batch, len, &decoded, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(headers_equal(&added, &decoded));
 	FUZZ_CHECK(bf_compatible(header, &added) && bf_compatible(&added, header));
 	FUZZ_CHECK(bf_compatible(header, header));
@@ -550,7 +553,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 
 		through_filter_add.identity.kind = added.identity.kind;
 		memcpy(single, value, len);
-		FUZZ_CHECK(bf_filter_add(single, len, &through_filter_add, hashes, n) == n);
+		FUZZ_CHECK(bf_filter_add(single, len, &through_filter_add, hashes, n, &sizing_memo) == n);
 		FUZZ_CHECK(headers_equal(&through_filter_add, &added));
 		FUZZ_CHECK(memcmp(single, batch, len) == 0);
 		for (size_t i = 0; i < n; i++)
@@ -572,7 +575,7 @@ exercise_blocked(const uint8_t *value, size_t len, const BfHeader *header)
 		BfHeader	empty = *header;
 
 		bf_init(single, &empty, NULL);
-		FUZZ_CHECK(bf_validate(single, len, &decoded) == BF_OK);
+		FUZZ_CHECK(bf_validate(single, len, &decoded, &sizing_memo) == BF_OK);
 		FUZZ_CHECK(headers_equal(&empty, &decoded));
 	}
 	FUZZ_CHECK(bf_popcount(bf_bits(single), nbytes) == 0);
@@ -605,8 +608,8 @@ planned_segment(const BfHeader *header, ChainPlan *plan, uint32_t index)
 		BfSizing	sizing;
 
 		FUZZ_CHECK(slow_segment_target(header, plan->known, &capacity, &fpr));
-		FUZZ_CHECK(bf_size_for(capacity, fpr, &sizing) == BF_OK);
-		FUZZ_CHECK(bf_segment_plan(header, plan->known, &planned) == BF_OK);
+		FUZZ_CHECK(bf_size_for(capacity, fpr, &sizing, &sizing_memo) == BF_OK);
+		FUZZ_CHECK(bf_segment_plan(header, plan->known, &planned, &sizing_memo) == BF_OK);
 		FUZZ_CHECK(planned.index == plan->known && planned.capacity == capacity &&
 				   planned.fpr == fpr && planned.nblocks == sizing.nblocks &&
 				   planned.k == sizing.k && planned.inserted == 0);
@@ -682,7 +685,7 @@ grow_chain(uint8_t **value, size_t *len, BfHeader *header)
 	BfSegment	next;
 	size_t		new_len;
 
-	FUZZ_CHECK(bf_chain_next(header, *len, &next, &new_len) == BF_OK);
+	FUZZ_CHECK(bf_chain_next(header, *len, &next, &new_len, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(new_len > *len && new_len <= BF_MAX_VALUE_BYTES);
 	FUZZ_CHECK(next.index == header->nsegments && next.inserted == 0 &&
 			   next.bits == *len + BF_SEGMENT_HEADER_SIZE &&
@@ -706,7 +709,7 @@ add_to_chain(uint8_t **value, size_t *len, BfHeader *header,
 
 	for (;;)
 	{
-		size_t		taken = bf_filter_add(*value, *len, header, hashes, n);
+		size_t		taken = bf_filter_add(*value, *len, header, hashes, n, &sizing_memo);
 		BfSegment	last;
 
 		FUZZ_CHECK(taken <= n);
@@ -782,7 +785,7 @@ exercise_chain(const uint8_t *value, size_t len, const BfHeader *header)
 	FUZZ_CHECK(added.inserted == bf_count_add(header->inserted, n));
 	for (size_t i = 0; i < n; i++)
 		FUZZ_CHECK(bf_filter_test(grown, &added, hashes[i]));
-	FUZZ_CHECK(bf_validate(grown, grown_len, &decoded) == BF_OK);
+	FUZZ_CHECK(bf_validate(grown, grown_len, &decoded, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(headers_equal(&added, &decoded));
 	FUZZ_CHECK(bf_compatible(header, &added) && bf_compatible(&added, header));
 	check_chain_walk(grown, grown_len, &added, &plan, grown_segments);
@@ -892,9 +895,9 @@ fuzz_one(const uint8_t *value, size_t len)
 {
 	BfHeader	header;
 	BfHeader	again;
-	BfStatus	status = bf_validate(value, len, &header);
+	BfStatus	status = bf_validate(value, len, &header, &sizing_memo);
 
-	FUZZ_CHECK(bf_validate(value, len, &again) == status);
+	FUZZ_CHECK(bf_validate(value, len, &again, &sizing_memo) == status);
 	if (status == BF_OK)
 		exercise_valid(value, len, &header);
 	else
@@ -917,7 +920,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_CHECK(repaired != NULL);
 	memcpy(repaired, data, size);
 	store_checksum(repaired, size);
-	valid_as_is = bf_validate(data, size, &header) == BF_OK;
+	valid_as_is = bf_validate(data, size, &header, &sizing_memo) == BF_OK;
 	if (valid_as_is)
 		FUZZ_CHECK(memcmp(repaired, data, size) == 0);
 	else

@@ -65,7 +65,7 @@ static void
 emit_value(const char *name, const uint8_t *value, size_t len, BfStatus expected)
 {
 	BfHeader	header;
-	BfStatus	status = bf_validate(value, len, &header);
+	BfStatus	status = bf_validate(value, len, &header, &sizing_memo);
 
 	if (status != expected)
 	{
@@ -83,7 +83,7 @@ sized_header(uint64_t capacity, double fpr, uint64_t seed)
 	BfSizing	sizing;
 	BfHeader	header;
 
-	FUZZ_CHECK(bf_size_for(capacity, fpr, &sizing) == BF_OK);
+	FUZZ_CHECK(bf_size_for(capacity, fpr, &sizing, &sizing_memo) == BF_OK);
 	memset(&header, 0, sizeof(header));
 	header.version = BF_FORMAT_VERSION;
 	header.layout = BF_LAYOUT_BLOCKED512;
@@ -322,7 +322,7 @@ chain_grow(SeedChain *chain)
 	BfSegment	next;
 	size_t		new_len;
 
-	FUZZ_CHECK(bf_chain_next(&chain->header, chain->len, &next, &new_len) == BF_OK);
+	FUZZ_CHECK(bf_chain_next(&chain->header, chain->len, &next, &new_len, &sizing_memo) == BF_OK);
 	FUZZ_CHECK(new_len <= MAX_CHAIN_SEED_BYTES);
 	bf_chain_append(chain->value, &chain->header, chain->len, &next, NULL);
 	chain->len = new_len;
@@ -352,7 +352,7 @@ chain_add_keys(SeedChain *chain, BfKeyKind kind, uint64_t first, uint64_t count)
 		for (int i = 0; i < 8; i++)
 			bytes[i] = (uint8_t) (key >> (8 * i));
 		hash = bf_hash(bytes, sizeof(bytes), chain->header.seed);
-		while (bf_filter_add(chain->value, chain->len, &chain->header, &hash, 1) == 0)
+		while (bf_filter_add(chain->value, chain->len, &chain->header, &hash, 1, &sizing_memo) == 0)
 			chain_grow(chain);
 	}
 }
@@ -513,7 +513,7 @@ emit_delta(const char *name, int mode, const uint8_t *delta, size_t len, BfStatu
 	if ((mode & DELTA_MODE_RECHECKSUM) && len >= BF_DELTA_HEADER_SIZE)
 		bf_store_le32(delta_seed + 1 + 44, bf_delta_checksum(delta_seed + 1, len));
 	status = bf_delta_check(copy->value, copy->len, &copy->header, delta_seed + 1, len,
-							&new_len);
+							&new_len, &sizing_memo);
 	if (status != expected)
 	{
 		fprintf(stderr, "gen_corpus: %s: delta check says \"%s\", expected \"%s\"\n",

@@ -26,6 +26,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The target's one memo of rates sized (sizing.h), as the server has one. */
+static BfSizingMemo sizing_memo;
+
 #define POSITIONS 1000
 
 static int	failures;
@@ -54,7 +57,7 @@ bloom_accepts(const uint8_t *value, size_t len)
 {
 	BfHeader	header;
 
-	return bf_validate(value, len, &header) == BF_OK;
+	return bf_validate(value, len, &header, &sizing_memo) == BF_OK;
 }
 
 static int
@@ -108,7 +111,7 @@ bloom_blocked(void)
 	size_t		len;
 	uint64_t	random = 1;
 
-	if (bf_size_for(2000, 0.01, &sizing) != BF_OK)
+	if (bf_size_for(2000, 0.01, &sizing, &sizing_memo) != BF_OK)
 		abort();
 	bf_fixed_header(2000, 0.01, &sizing, &header);
 	header.identity.kind = BF_KIND_NUMBER;
@@ -119,7 +122,7 @@ bloom_blocked(void)
 	{
 		uint64_t	hash = next_random(&random);
 
-		bf_filter_add(value, len, &header, &hash, 1);
+		bf_filter_add(value, len, &header, &hash, 1, &sizing_memo);
 	}
 	check_mutations("bloom, blocked layout", value, len, bloom_accepts, 11);
 	free(value);
@@ -135,14 +138,14 @@ bloom_chain(void)
 	uint64_t	random = 2;
 	uint64_t	hashes[64];
 
-	if (bf_chain_create(100, 0.01, 2, &value, &len, &header, &hooks) != BF_OK)
+	if (bf_chain_create(100, 0.01, 2, &value, &len, &header, &sizing_memo, &hooks) != BF_OK)
 		abort();
 	header.identity.kind = BF_KIND_TEXT;
 	for (int round = 0; round < 20; round++)
 	{
 		for (int i = 0; i < 64; i++)
 			hashes[i] = next_random(&random);
-		if (bf_filter_add_growing(&value, &len, &header, hashes, 64, &hooks) != BF_OK)
+		if (bf_filter_add_growing(&value, &len, &header, hashes, 64, &sizing_memo, &hooks) != BF_OK)
 			abort();
 	}
 	if (header.nsegments < 3)

@@ -26,6 +26,9 @@
 
 #include "unit_check.h"
 
+/* The tests' one memo of rates sized (sizing.h), as the server has one. */
+static BfSizingMemo sizing_memo;
+
 
 /* Hash of an integer key as the SQL glue hashes int8: 8 little-endian bytes. */
 static uint64_t
@@ -45,7 +48,7 @@ new_filter(uint64_t capacity, double fpr, BfHeader *header)
 	BfSizing	sizing;
 	uint8_t    *value;
 
-	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
+	if (bf_size_for(capacity, fpr, &sizing, &sizing_memo) != BF_OK)
 		abort();
 	bf_fixed_header(capacity, fpr, &sizing, header);
 	header->identity.kind = BF_KIND_NUMBER;
@@ -67,6 +70,14 @@ add_keys(uint8_t *value, BfHeader *header, uint64_t first, uint64_t count)
 	bf_seal(value, bf_value_bytes(header->nblocks), header);
 }
 
+/* Whether two sizings decided the same. */
+static bool
+same_sizing(const BfSizing *a, const BfSizing *b)
+{
+	return a->nblocks == b->nblocks && a->k == b->k && a->max_capacity == b->max_capacity &&
+		a->hash_limited == b->hash_limited && a->bits_per_element == b->bits_per_element;
+}
+
 static void
 test_sizing(void)
 {
@@ -74,31 +85,31 @@ test_sizing(void)
 	double		previous = 0;
 	int			monotone = 1;
 
-	check(bf_size_for(1000000, 0.01, &s) == BF_OK, "sizing 1M at 1% succeeds");
+	check(bf_size_for(1000000, 0.01, &s, &sizing_memo) == BF_OK, "sizing 1M at 1% succeeds");
 	check(s.k == 6, "k is 6 at 1% for the blocked layout");
 	check(s.bits_per_element > 9.8 && s.bits_per_element <= 10.0,
 		  "1% costs between 9.8 and 10.0 bits per value");
 	check(bf_blocked_fpr((double) 1000000 / s.nblocks, s.k) <= 0.01,
 		  "the chosen size meets the target by the formula");
-	check(bf_size_for(1, 0.01, &s) == BF_OK && s.nblocks == 1, "capacity 1 gives one block");
-	check(bf_size_for(0, 0.01, &s) == BF_ERR_CAPACITY, "capacity 0 is rejected");
-	check(bf_size_for(10, 0.0, &s) == BF_ERR_FPR, "fpr 0 is rejected");
-	check(bf_size_for(10, 0.6, &s) == BF_ERR_FPR, "fpr 0.6 is rejected");
-	check(bf_size_for(10, NAN, &s) == BF_ERR_FPR, "fpr NaN is rejected");
-	check(bf_size_for(10, 0.5, &s) == BF_OK && s.k == 1, "fpr 0.5 is allowed and uses k=1");
-	check(bf_size_for(1, 5e-324, &s) == BF_ERR_FPR_UNREACHABLE,
+	check(bf_size_for(1, 0.01, &s, &sizing_memo) == BF_OK && s.nblocks == 1, "capacity 1 gives one block");
+	check(bf_size_for(0, 0.01, &s, &sizing_memo) == BF_ERR_CAPACITY, "capacity 0 is rejected");
+	check(bf_size_for(10, 0.0, &s, &sizing_memo) == BF_ERR_FPR, "fpr 0 is rejected");
+	check(bf_size_for(10, 0.6, &s, &sizing_memo) == BF_ERR_FPR, "fpr 0.6 is rejected");
+	check(bf_size_for(10, NAN, &s, &sizing_memo) == BF_ERR_FPR, "fpr NaN is rejected");
+	check(bf_size_for(10, 0.5, &s, &sizing_memo) == BF_OK && s.k == 1, "fpr 0.5 is allowed and uses k=1");
+	check(bf_size_for(1, 5e-324, &s, &sizing_memo) == BF_ERR_FPR_UNREACHABLE,
 		  "the smallest subnormal rate is below what the layout supports");
-	check(bf_size_for(1, nextafter(BF_MIN_FPR, 0.0), &s) == BF_ERR_FPR_UNREACHABLE,
+	check(bf_size_for(1, nextafter(BF_MIN_FPR, 0.0), &s, &sizing_memo) == BF_ERR_FPR_UNREACHABLE,
 		  "just below the lowest supported rate is unreachable");
-	check(bf_size_for(1, BF_MIN_FPR, &s) == BF_OK && s.max_capacity >= 10,
+	check(bf_size_for(1, BF_MIN_FPR, &s, &sizing_memo) == BF_OK && s.max_capacity >= 10,
 		  "at the lowest supported rate ten values still fit");
-	check(bf_size_for(1, 1e-15, &s) == BF_OK && s.max_capacity <= 1e-15 * 0x1p64,
+	check(bf_size_for(1, 1e-15, &s, &sizing_memo) == BF_OK && s.max_capacity <= 1e-15 * 0x1p64,
 		  "at 1e-15 at most 18,446 values fit: one in 2^64 absent values shares a present value's hash");
-	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s) == BF_ERR_TOO_LARGE &&
+	check(bf_size_for(UINT64_C(1000000000000000), 1e-6, &s, &sizing_memo) == BF_ERR_TOO_LARGE &&
 		  !s.hash_limited, "1e15 values at 1e-6 exceed the size limit");
 	check(s.max_capacity > 150000000 && s.max_capacity < 160000000,
 		  "the size limit at 1e-6 holds about 155M values");
-	check(bf_size_for(s.max_capacity, 1e-6, &s) == BF_OK && s.nblocks == BF_MAX_BLOCKS,
+	check(bf_size_for(s.max_capacity, 1e-6, &s, &sizing_memo) == BF_OK && s.nblocks == BF_MAX_BLOCKS,
 		  "that many take the largest filter");
 	check(bf_value_bytes(BF_MAX_BLOCKS) <= BF_MAX_VALUE_BYTES &&
 		  bf_value_bytes(BF_MAX_BLOCKS + 1) > BF_MAX_VALUE_BYTES,
@@ -107,17 +118,17 @@ test_sizing(void)
 		  "the text form of the largest value, bloom: and base64, is at most 1,000,000,006 characters");
 	check(1000000006 + 64 * 1024 * 1024 < 0x3FFFFFFF,
 		  "which leaves over 64 MB of PostgreSQL's 1 GB allocation limit for a COPY line's other columns");
-	check(bf_size_for(100000, 1e-15, &s) == BF_ERR_TOO_LARGE && s.hash_limited,
+	check(bf_size_for(100000, 1e-15, &s, &sizing_memo) == BF_ERR_TOO_LARGE && s.hash_limited,
 		  "100,000 values at 1e-15 are too many for the 64-bit hash, not for the size limit");
 	for (double p = 0.5; p > 1e-9; p /= 3)
 	{
-		bf_size_for(100000, p, &s);
+		bf_size_for(100000, p, &s, &sizing_memo);
 		if (s.bits_per_element < previous)
 			monotone = 0;
 		previous = s.bits_per_element;
 	}
 	check(monotone, "bits per value grow as the target rate falls");
-	bf_size_for(1000000, 1e-9, &s);
+	bf_size_for(1000000, 1e-9, &s, &sizing_memo);
 	check(s.k >= 16 && s.k <= BF_MAX_K, "tiny rates use many hash positions");
 }
 
@@ -143,13 +154,13 @@ test_sizing_margin(void)
 
 		for (uint64_t n = 1; n <= 3000; n += n < 200 ? 1 : 7)
 		{
-			if (bf_size_for(n, targets[t], &s) != BF_OK)
+			if (bf_size_for(n, targets[t], &s, &sizing_memo) != BF_OK)
 				abort();
 			if (s.nblocks < previous)
 				monotone = 0;
 			previous = s.nblocks;
-			if (!(bf_rate_quantile(n, s.nblocks, targets[t]) <= targets[t]) ||
-				(s.nblocks > 1 && bf_rate_quantile(n, s.nblocks - 1, targets[t]) <= targets[t]))
+			if (!(bf_rate_quantile(n, s.nblocks, targets[t], &sizing_memo) <= targets[t]) ||
+				(s.nblocks > 1 && bf_rate_quantile(n, s.nblocks - 1, targets[t], &sizing_memo) <= targets[t]))
 				fewest = 0;
 		}
 	}
@@ -158,39 +169,45 @@ test_sizing_margin(void)
 
 	for (uint64_t n = 1000000; n <= UINT64_C(100000000); n *= 10)
 	{
-		bf_size_for(n, 0.01, &s);
+		bf_size_for(n, 0.01, &s, &sizing_memo);
 		snprintf(what, sizeof(what), "%llu values at 1%%: %.4f bits per value, at most 10.0",
 				 (unsigned long long) n, s.bits_per_element);
 		check(s.bits_per_element <= 10.0, what);
 	}
 
 	bf_sizing_search(0.01, &k, &load);
-	bf_size_for(100, 0.01, &s);
+	bf_size_for(100, 0.01, &s, &sizing_memo);
 	check(s.bits_per_element > 1.2 * BF_BLOCK_BITS / load,
 		  "100 values at 1% pay for the margin: over 20% more bits than on average");
-	bf_size_for(1000000, 0.01, &s);
+	bf_size_for(1000000, 0.01, &s, &sizing_memo);
 	check(s.bits_per_element < 1.002 * BF_BLOCK_BITS / load,
 		  "a million values at 1% barely do: under 0.2% more bits");
 	bf_sizing_search(1e-6, &k, &load);
-	bf_size_for(1000000, 1e-6, &s);
+	bf_size_for(1000000, 1e-6, &s, &sizing_memo);
 	check(s.bits_per_element < 1.01 * BF_BLOCK_BITS / load,
 		  "a million values at 1e-6: under 1% more bits");
 
 	{
+		BfSizingMemo *fresh = calloc(1, sizeof(BfSizingMemo));
 		BfSizing	again;
+		BfSizing	none;
 		int			same = 1;
 
+		if (fresh == NULL)
+			abort();
 		for (size_t t = 0; t < sizeof(targets) / sizeof(targets[0]); t++)
 		{
-			bf_size_for(12345, targets[t], &s);
-			bf_sizing_forget();
-			bf_size_for(12345, targets[t], &again);
-			same &= s.nblocks == again.nblocks && s.k == again.k &&
-				s.max_capacity == again.max_capacity;
+			bf_size_for(12345, targets[t], &s, &sizing_memo);
+			bf_sizing_memo_clear(fresh);
+			bf_size_for(12345, targets[t], &again, fresh);
+			bf_size_for(12345, targets[t], &none, NULL);
+			same &= same_sizing(&s, &again) && same_sizing(&s, &none);
 		}
-		check(same, "sizing computed afresh gives the remembered answer");
+		check(same, "sizing from a fresh memo, and from none, gives the remembered answer");
+		free(fresh);
 	}
 }
+
 
 /*
  * The promise itself, on the core: of 200 filters filled to capacity with
@@ -238,20 +255,20 @@ test_header_and_validator(void)
 	uint8_t    *copy = malloc(len + 64);
 
 	add_keys(value, &header, 0, 1000);
-	check(bf_validate(value, len, &decoded) == BF_OK, "a fresh filter validates");
+	check(bf_validate(value, len, &decoded, &sizing_memo) == BF_OK, "a fresh filter validates");
 	check(decoded.k == header.k && decoded.nblocks == header.nblocks &&
 		  decoded.inserted == 1000 && decoded.fpr == 0.01 &&
 		  decoded.capacity == 1000, "the header round-trips");
-	check(bf_validate(value, 10, &decoded) == BF_ERR_TRUNCATED, "truncated header is rejected");
-	check(bf_validate(value, len - 1, &decoded) == BF_ERR_LENGTH, "truncated bits are rejected");
+	check(bf_validate(value, 10, &decoded, &sizing_memo) == BF_ERR_TRUNCATED, "truncated header is rejected");
+	check(bf_validate(value, len - 1, &decoded, &sizing_memo) == BF_ERR_LENGTH, "truncated bits are rejected");
 	memcpy(copy, value, len);
-	check(bf_validate(copy, len + 64, &decoded) == BF_ERR_LENGTH, "oversized value is rejected");
+	check(bf_validate(copy, len + 64, &decoded, &sizing_memo) == BF_ERR_LENGTH, "oversized value is rejected");
 
 #define MUTATED(offset, byte, expected, what) \
 	do { \
 		memcpy(copy, value, len); \
 		copy[offset] = (byte); \
-		check(bf_validate(copy, len, &decoded) == (expected), what); \
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == (expected), what); \
 	} while (0)
 	MUTATED(0, 'X', BF_ERR_MAGIC, "bad magic is rejected");
 	MUTATED(2, 4, BF_ERR_VERSION, "an unknown later version is rejected");
@@ -279,7 +296,7 @@ test_header_and_validator(void)
 			{
 				memcpy(copy, value, len);
 				copy[at] ^= (uint8_t) delta;
-				if (bf_validate(copy, len, &decoded) != BF_ERR_BODY_CHECKSUM)
+				if (bf_validate(copy, len, &decoded, &sizing_memo) != BF_ERR_BODY_CHECKSUM)
 					all_caught = 0;
 			}
 		check(all_caught, "every single-byte change of the bit array is rejected");
@@ -292,19 +309,19 @@ test_header_and_validator(void)
 		v2.version = 2;
 		memcpy(copy, value, len);
 		bf_write_header(copy, &v2);
-		check(bf_validate(copy, len, &decoded) == BF_OK && decoded.version == 2,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK && decoded.version == 2,
 			  "a version 2 value still validates");
 		copy[60] ^= 1;
-		check(bf_validate(copy, len, &decoded) == BF_OK,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK,
 			  "a version 2 value has no body check: a flipped bit is not seen");
 		copy[4] ^= 1;
-		check(bf_validate(copy, len, &decoded) == BF_ERR_CHECKSUM,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_ERR_CHECKSUM,
 			  "a version 2 value's header checksum still holds");
 		copy[4] ^= 1;
 		copy[60] ^= 1;
 		v2.version = 2;
-		check(bf_filter_add(copy, len, &v2, &(uint64_t) {42}, 1) == 1 &&
-			  v2.version == 3 && bf_validate(copy, len, &decoded) == BF_OK &&
+		check(bf_filter_add(copy, len, &v2, &(uint64_t) {42}, 1, &sizing_memo) == 1 &&
+			  v2.version == 3 && bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK &&
 			  decoded.version == 3,
 			  "adding to a version 2 value makes it version 3, with its body check");
 	}
@@ -317,7 +334,7 @@ test_header_and_validator(void)
 		{
 			memcpy(copy, value, len);
 			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
-			if (bf_validate(copy, len, &decoded) == BF_OK)
+			if (bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK)
 				all_caught = 0;
 		}
 		check(all_caught, "every single-bit flip of the header is rejected");
@@ -333,15 +350,15 @@ test_header_and_validator(void)
 		other.identity.env_locale = 0xDEADBEEFu;
 		bf_write_header(copy, &other);
 		memcpy(copy + BF_HEADER_SIZE, value + BF_HEADER_SIZE, len - BF_HEADER_SIZE);
-		check(bf_validate(copy, len, &decoded) == BF_OK &&
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK &&
 			  decoded.identity.env_encoding == 7 && decoded.identity.env_locale == 0xDEADBEEFu,
 			  "a kind-other filter's environment round-trips");
 		copy[53] ^= 4;
-		check(bf_validate(copy, len, &decoded) == BF_ERR_BODY_CHECKSUM,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_ERR_BODY_CHECKSUM,
 			  "a changed locale fingerprint fails the checksum");
 		copy[53] ^= 4;
 		copy[6] ^= 1;
-		check(bf_validate(copy, len, &decoded) == BF_ERR_BODY_CHECKSUM,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_ERR_BODY_CHECKSUM,
 			  "a changed environment encoding fails the checksum");
 
 		/* Version 1: checksum of bytes 0..47 only, no environment. */
@@ -349,11 +366,11 @@ test_header_and_validator(void)
 		other.identity.env_encoding = 0;
 		other.identity.env_locale = 0;
 		bf_write_header(copy, &other);
-		check(bf_validate(copy, len, &decoded) == BF_OK && decoded.version == 1,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_OK && decoded.version == 1,
 			  "a version 1 value still validates");
 		other.identity.env_encoding = 7;
 		bf_write_header(copy, &other);
-		check(bf_validate(copy, len, &decoded) == BF_ERR_RESERVED,
+		check(bf_validate(copy, len, &decoded, &sizing_memo) == BF_ERR_RESERVED,
 			  "a version 1 value cannot record an environment");
 	}
 
@@ -361,7 +378,7 @@ test_header_and_validator(void)
 	header.identity.kind = BF_KIND_NONE;
 	header.inserted = 0;
 	bf_write_header(value, &header);
-	check(bf_validate(value, len, &decoded) == BF_ERR_EMPTY_HAS_BITS,
+	check(bf_validate(value, len, &decoded, &sizing_memo) == BF_ERR_EMPTY_HAS_BITS,
 		  "a kindless filter with bits set is rejected");
 	free(value);
 	free(copy);
@@ -985,7 +1002,7 @@ new_chain(TestChain *chain, uint64_t capacity, double fpr, uint8_t growth,
 		  uint64_t seed)
 {
 	if (bf_chain_create(capacity, fpr, growth, &chain->value, &chain->len,
-						&chain->header, &unlimited_hooks) != BF_OK)
+						&chain->header, &sizing_memo, &unlimited_hooks) != BF_OK)
 		abort();
 	chain->header.seed = seed;
 	chain->header.identity.kind = BF_KIND_NUMBER;
@@ -1000,7 +1017,7 @@ static bool
 add_to_chain(TestChain *chain, const uint64_t *hashes, size_t n)
 {
 	return bf_filter_add_growing(&chain->value, &chain->len, &chain->header, hashes, n,
-								 &unlimited_hooks) == BF_OK;
+								 &sizing_memo, &unlimited_hooks) == BF_OK;
 }
 
 /* Adds keys first..first+count-1, hashed as int8, in batches of batch. */
@@ -1063,10 +1080,10 @@ chain_segments_as_planned(const TestChain *chain, uint64_t *taken_out,
 		double		fpr = ldexp(chain->header.fpr, -(int) (segment.index + 1));
 
 		as_planned &= segment.index == count;
-		as_planned &= bf_size_for(capacity, fpr, &sizing) == BF_OK;
+		as_planned &= bf_size_for(capacity, fpr, &sizing, &sizing_memo) == BF_OK;
 		as_planned &= segment.capacity == capacity && segment.fpr == fpr &&
 			segment.nblocks == sizing.nblocks && segment.k == sizing.k;
-		as_planned &= bf_segment_plan(&chain->header, segment.index, &planned) == BF_OK &&
+		as_planned &= bf_segment_plan(&chain->header, segment.index, &planned, &sizing_memo) == BF_OK &&
 			planned.index == segment.index && planned.capacity == capacity &&
 			planned.fpr == fpr && planned.nblocks == sizing.nblocks &&
 			planned.k == sizing.k;
@@ -1121,8 +1138,8 @@ test_chain_new(void)
 		  bf_chain_header(1, 0.5, BF_MAX_GROWTH, &decoded) == BF_OK,
 		  "chain: growth 2 and 16 are accepted");
 
-	bf_size_for(1000, 0.005, &sizing);
-	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len) == BF_OK &&
+	bf_size_for(1000, 0.005, &sizing, &sizing_memo);
+	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len, &sizing_memo) == BF_OK &&
 		  next.index == 0 && next.capacity == 1000 && next.fpr == 0.005 &&
 		  next.nblocks == sizing.nblocks && next.k == sizing.k && next.inserted == 0 &&
 		  next.bits == BF_HEADER_SIZE + BF_SEGMENT_HEADER_SIZE &&
@@ -1133,7 +1150,7 @@ test_chain_new(void)
 	value = malloc(new_len);
 	bf_chain_append(value, &header, BF_HEADER_SIZE, &next, NULL);
 	check(header.nsegments == 1, "chain: appending counts the segment in the header");
-	check(bf_validate(value, new_len, &decoded) == BF_OK &&
+	check(bf_validate(value, new_len, &decoded, &sizing_memo) == BF_OK &&
 		  decoded.layout == BF_LAYOUT_CHAINED && decoded.version == BF_FORMAT_VERSION &&
 		  decoded.k == 0 && decoded.nblocks == 0 && decoded.nsegments == 1 &&
 		  decoded.growth == 2 && decoded.capacity == 1000 && decoded.fpr == 0.01 &&
@@ -1154,11 +1171,11 @@ test_chain_new(void)
 	free(value);
 
 	header.nsegments = BF_MAX_SEGMENTS;
-	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len) == BF_ERR_SEGMENTS,
+	check(bf_chain_next(&header, BF_HEADER_SIZE, &next, &new_len, &sizing_memo) == BF_ERR_SEGMENTS,
 		  "chain: a chain of 32 segments cannot grow");
 
 	new_chain(&chain, 10, 0.01, 2, 0);
-	check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+	check(bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK &&
 		  decoded.identity.kind == BF_KIND_NUMBER,
 		  "chain: the test helper's new chain validates");
 	free(chain.value);
@@ -1206,7 +1223,7 @@ test_chain_growth(void)
 		check(chain.header.nsegments == cases[c].nsegments, what);
 		snprintf(what, sizeof(what), "chain growth %d: validates, header counts every value",
 				 cases[c].growth);
-		check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		check(bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK &&
 			  decoded.nsegments == cases[c].nsegments &&
 			  decoded.inserted == cases[c].count && chain.header.inserted == cases[c].count,
 			  what);
@@ -1268,11 +1285,11 @@ test_chain_duplicates(void)
 		  memcmp(chain.value + BF_HEADER_SIZE, before + BF_HEADER_SIZE,
 				 chain.len - BF_HEADER_SIZE) == 0,
 		  "chain duplicates: no bit and no segment count changed, nor the header but its count");
-	check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+	check(bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK &&
 		  decoded.inserted == 3000,
 		  "chain duplicates: the header counts every value added");
-	check(bf_filter_add(chain.value, chain.len, &chain.header, hashes, 0) == 0 &&
-		  bf_validate(chain.value, chain.len, &decoded) == BF_OK && decoded.inserted == 3000,
+	check(bf_filter_add(chain.value, chain.len, &chain.header, hashes, 0, &sizing_memo) == 0 &&
+		  bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK && decoded.inserted == 3000,
 		  "chain duplicates: adding no value changes nothing");
 
 	/* One new value a hundred times: one place in the last segment. */
@@ -1328,12 +1345,12 @@ test_chain_cannot_grow(void)
 				 "chain at its limit, fpr %g: 500 values added, bf_filter_add never asks in vain",
 				 cases[c].fpr);
 		check(add_keys_to_chain(&chain, 0, 500, 50), what);
-		status = bf_chain_next(&chain.header, chain.len, &next, &new_len);
+		status = bf_chain_next(&chain.header, chain.len, &next, &new_len, &sizing_memo);
 		snprintf(what, sizeof(what),
 				 "chain at its limit, fpr %g: stops at %u segments, the next one cannot be sized (%s)",
 				 cases[c].fpr, chain.header.nsegments, bf_status_message(status));
 		check(chain.header.nsegments == cases[c].nsegments && status == cases[c].refusal &&
-			  bf_segment_plan(&chain.header, chain.header.nsegments, &next) == status, what);
+			  bf_segment_plan(&chain.header, chain.header.nsegments, &next, &sizing_memo) == status, what);
 		snprintf(what, sizeof(what),
 				 "chain at its limit, fpr %g: its segments are as planned, all but the last full",
 				 cases[c].fpr);
@@ -1347,7 +1364,7 @@ test_chain_cannot_grow(void)
 		check(last.inserted > last.capacity && taken <= 500, what);
 		snprintf(what, sizeof(what), "chain at its limit, fpr %g: still validates",
 				 cases[c].fpr);
-		check(bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		check(bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK &&
 			  decoded.inserted == 500, what);
 		snprintf(what, sizeof(what), "chain at its limit, fpr %g: no false negatives",
 				 cases[c].fpr);
@@ -1378,7 +1395,7 @@ validate_with_header(const TestChain *chain, const BfHeader *header)
 
 	memcpy(copy, chain->value, chain->len);
 	bf_write_header(copy, header);
-	status = bf_validate(copy, chain->len, &decoded);
+	status = bf_validate(copy, chain->len, &decoded, &sizing_memo);
 	free(copy);
 	return status;
 }
@@ -1393,7 +1410,7 @@ validate_with_byte(const TestChain *chain, size_t at, uint8_t byte)
 
 	memcpy(copy, chain->value, chain->len);
 	copy[at] = byte;
-	status = bf_validate(copy, chain->len, &decoded);
+	status = bf_validate(copy, chain->len, &decoded, &sizing_memo);
 	free(copy);
 	return status;
 }
@@ -1429,7 +1446,7 @@ validate_resized_segment(const TestChain *chain, uint32_t index, int more)
 	nblocks += (uint32_t) more;
 	for (int i = 0; i < 4; i++)
 		copy[at + i] = (uint8_t) (nblocks >> (8 * i));
-	status = bf_validate(copy, len, &decoded);
+	status = bf_validate(copy, len, &decoded, &sizing_memo);
 	free(copy);
 	return status;
 }
@@ -1449,7 +1466,7 @@ test_chain_validator(void)
 	new_chain(&chain, 50, 0.01, 2, 3);
 	add_keys_to_chain(&chain, 0, 300, 300);
 	nsegments = chain.header.nsegments;
-	check(nsegments == 3 && bf_validate(chain.value, chain.len, &decoded) == BF_OK,
+	check(nsegments == 3 && bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK,
 		  "chain validator: the base chain of 3 segments validates");
 	last_at = descriptor_at(&chain, nsegments - 1);
 
@@ -1528,7 +1545,7 @@ test_chain_validator(void)
 		for (int bit = 0; bit < BF_HEADER_SIZE * 8; bit++)
 		{
 			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
-			if (bf_validate(copy, chain.len, &decoded) == BF_OK)
+			if (bf_validate(copy, chain.len, &decoded, &sizing_memo) == BF_OK)
 				all_caught = 0;
 			copy[bit / 8] ^= (uint8_t) (1u << (bit % 8));
 		}
@@ -1590,17 +1607,17 @@ test_chain_validator(void)
 	/* Lengths. */
 	copy = calloc(1, chain.len + BF_SEGMENT_HEADER_SIZE + BF_BLOCK_BYTES);
 	memcpy(copy, chain.value, chain.len);
-	check(bf_validate(copy, chain.len - 1, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, chain.len - BF_BLOCK_BYTES, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, last_at + 8, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, last_at, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, BF_HEADER_SIZE + 8, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, BF_HEADER_SIZE, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, BF_HEADER_SIZE - 1, &decoded) == BF_ERR_TRUNCATED,
+	check(bf_validate(copy, chain.len - 1, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len - BF_BLOCK_BYTES, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, last_at + 8, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, last_at, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE + 8, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, BF_HEADER_SIZE - 1, &decoded, &sizing_memo) == BF_ERR_TRUNCATED,
 		  "chain validator: cut in the bits, in or before a descriptor, or after the header is rejected");
-	check(bf_validate(copy, chain.len + 1, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, chain.len + BF_BLOCK_BYTES, &decoded) == BF_ERR_LENGTH &&
-		  bf_validate(copy, chain.len + BF_SEGMENT_HEADER_SIZE + BF_BLOCK_BYTES, &decoded)
+	check(bf_validate(copy, chain.len + 1, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len + BF_BLOCK_BYTES, &decoded, &sizing_memo) == BF_ERR_LENGTH &&
+		  bf_validate(copy, chain.len + BF_SEGMENT_HEADER_SIZE + BF_BLOCK_BYTES, &decoded, &sizing_memo)
 		  == BF_ERR_LENGTH,
 		  "chain validator: a byte, a block or an unannounced segment too long is rejected");
 	free(copy);
@@ -1619,7 +1636,7 @@ test_chain_validator(void)
 	{
 		BfHeader	h;
 
-		check(bf_validate(chain.value, chain.len, &h) == BF_OK && h.version == 3,
+		check(bf_validate(chain.value, chain.len, &h, &sizing_memo) == BF_OK && h.version == 3,
 			  "chain validator: a chain grown by adds carries a valid body check");
 	}
 
@@ -1655,7 +1672,7 @@ test_blocked_as_segment(void)
 	int			agree = 1;
 
 	add_keys(value, &header, 0, 500);
-	check(bf_validate(value, len, &decoded) == BF_OK && !bf_is_chain(&decoded) &&
+	check(bf_validate(value, len, &decoded, &sizing_memo) == BF_OK && !bf_is_chain(&decoded) &&
 		  decoded.nsegments == 1 && decoded.growth == 0,
 		  "blocked as segment: a blocked value has one segment and no growth");
 	check(bf_check_segments(value, len, &decoded) == BF_OK &&
@@ -1685,9 +1702,9 @@ test_blocked_as_segment(void)
 		hashes[i] = key_hash(UINT64_C(1) << 45 | (uint64_t) i, 0);
 	memcpy(same, value, len);
 	bf_add_hashes(bf_bits(same), header.nblocks, header.k, hashes, 500);
-	check(bf_filter_add(value, len, &decoded, hashes, 500) == 500 && decoded.inserted == 1000 &&
+	check(bf_filter_add(value, len, &decoded, hashes, 500, &sizing_memo) == 500 && decoded.inserted == 1000 &&
 		  memcmp(bf_bits_const(value), bf_bits_const(same), len - BF_HEADER_SIZE) == 0 &&
-		  bf_validate(value, len, &decoded) == BF_OK && decoded.inserted == 1000,
+		  bf_validate(value, len, &decoded, &sizing_memo) == BF_OK && decoded.inserted == 1000,
 		  "blocked as segment: bf_filter_add takes every hash, past capacity too, and counts them");
 	free(value);
 	free(same);
@@ -1716,14 +1733,14 @@ test_chain_growth_memory(void)
 	uint64_t	hashes[3000];
 	uint8_t    *single;
 
-	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, &refusing) == BF_ERR_NO_MEMORY &&
+	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, &sizing_memo, &refusing) == BF_ERR_NO_MEMORY &&
 		  value == NULL && none.loans == 0,
 		  "chain memory: a new chain without memory is BF_ERR_NO_MEMORY, and nothing is made");
-	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, NULL) == BF_ERR_NO_MEMORY &&
+	check(bf_chain_create(1000, 0.01, 2, &value, &len, &header, &sizing_memo, NULL) == BF_ERR_NO_MEMORY &&
 		  value == NULL,
 		  "chain memory: without hooks, a new chain is BF_ERR_NO_MEMORY");
-	check(bf_chain_create(1000, 0.01, 1, &value, &len, &header, &unlimited_hooks) == BF_ERR_GROWTH &&
-		  bf_chain_create(0, 0.01, 2, &value, &len, &header, &unlimited_hooks) == BF_ERR_CAPACITY &&
+	check(bf_chain_create(1000, 0.01, 1, &value, &len, &header, &sizing_memo, &unlimited_hooks) == BF_ERR_GROWTH &&
+		  bf_chain_create(0, 0.01, 2, &value, &len, &header, &sizing_memo, &unlimited_hooks) == BF_ERR_CAPACITY &&
 		  value == NULL,
 		  "chain memory: bf_chain_create refuses what bf_chain_header refuses, before any memory");
 
@@ -1732,29 +1749,29 @@ test_chain_growth_memory(void)
 	for (uint64_t key = 0; key < 2000; key++)
 		hashes[key] = key_hash(key, 5);
 	check(bf_filter_add_growing(&chain.value, &chain.len, &chain.header, hashes, 2000,
-								&once) == BF_OK &&
+								&sizing_memo, &once) == BF_OK &&
 		  one.loans == 1 && chain.header.nsegments == 2 && chain_has_keys(&chain, 0, 2000),
 		  "chain memory: an add of 2000 to a chain of 1000 grows it by one segment");
 	for (uint64_t key = 0; key < 3000; key++)
 		hashes[key] = key_hash(10000 + key, 5);
 	check(bf_filter_add_growing(&chain.value, &chain.len, &chain.header, hashes, 3000,
-								&once) == BF_ERR_NO_MEMORY &&
+								&sizing_memo, &once) == BF_ERR_NO_MEMORY &&
 		  chain.header.nsegments == 2 && chain.header.inserted >= 3000 &&
 		  chain.header.inserted < 5000 &&
-		  bf_validate(chain.value, chain.len, &decoded) == BF_OK &&
+		  bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK &&
 		  decoded.inserted == chain.header.inserted &&
 		  chain_has_keys(&chain, 0, 2000) &&
 		  chain_has_keys(&chain, 10000, chain.header.inserted - 2000),
 		  "chain memory: refused a third segment, the add stops with BF_ERR_NO_MEMORY, the chain "
 		  "valid and holding what went before");
-	check(bf_chain_grow(&chain.value, &chain.len, &chain.header, &unlimited_hooks) == BF_OK &&
-		  chain.header.nsegments == 3 && bf_validate(chain.value, chain.len, &decoded) == BF_OK,
+	check(bf_chain_grow(&chain.value, &chain.len, &chain.header, &sizing_memo, &unlimited_hooks) == BF_OK &&
+		  chain.header.nsegments == 3 && bf_validate(chain.value, chain.len, &decoded, &sizing_memo) == BF_OK,
 		  "chain memory: bf_chain_grow appends the segment it could not have");
 	free(chain.value);
 
 	single = new_filter(1000, 0.01, &blocked);
 	len = bf_value_bytes(blocked.nblocks);
-	check(bf_chain_grow(&single, &len, &blocked, &unlimited_hooks) == BF_ERR_LAYOUT &&
+	check(bf_chain_grow(&single, &len, &blocked, &sizing_memo, &unlimited_hooks) == BF_ERR_LAYOUT &&
 		  len == bf_value_bytes(blocked.nblocks),
 		  "chain memory: a filter of fixed size does not grow");
 	free(single);
@@ -1813,7 +1830,7 @@ test_union_into(void)
 						&unlimited_hooks) == BF_OK,
 		  "union: of the shorter chain with the longer and the other way round");
 	check(ab.len == b.len && ab.header.nsegments == 3 &&
-		  bf_validate(ab.value, ab.len, &decoded) == BF_OK && decoded.nsegments == 3 &&
+		  bf_validate(ab.value, ab.len, &decoded, &sizing_memo) == BF_OK && decoded.nsegments == 3 &&
 		  decoded.inserted == 10000,
 		  "union: the shorter takes the longer's third segment, validates, counts 10000 values");
 	check(chain_has_keys(&ab, 0, 3000) && chain_has_keys(&ab, 100000, 7000),
@@ -1928,7 +1945,7 @@ test_intersect_into(void)
 	hb.inserted = 0;
 	bf_init(b, &hb, NULL);
 	check(bf_intersect_into(a, &ha, b, &hb, NULL) == BF_OK &&
-		  bf_validate(a, len, &decoded) == BF_OK && decoded.identity.kind == BF_KIND_NONE &&
+		  bf_validate(a, len, &decoded, &sizing_memo) == BF_OK && decoded.identity.kind == BF_KIND_NONE &&
 		  decoded.inserted == 0,
 		  "intersect: with an empty filter, nothing is left, of no kind");
 	hb.seed = 3;
@@ -1953,7 +1970,7 @@ test_fixed_header(void)
 	BfHeader	decoded;
 	uint8_t    *value;
 
-	bf_size_for(1000, 0.01, &sizing);
+	bf_size_for(1000, 0.01, &sizing, &sizing_memo);
 	bf_fixed_header(1000, 0.01, &sizing, &header);
 	value = malloc(bf_value_bytes(header.nblocks));
 	bf_init(value, &header, NULL);
@@ -1961,7 +1978,7 @@ test_fixed_header(void)
 		  header.k == sizing.k && header.nblocks == sizing.nblocks &&
 		  header.identity.kind == BF_KIND_NONE && header.seed == 0 && header.inserted == 0 &&
 		  header.growth == 0 && header.nsegments == 1 &&
-		  bf_validate(value, bf_value_bytes(header.nblocks), &decoded) == BF_OK &&
+		  bf_validate(value, bf_value_bytes(header.nblocks), &decoded, &sizing_memo) == BF_OK &&
 		  decoded.version == header.version && decoded.layout == header.layout &&
 		  decoded.k == header.k && decoded.nblocks == header.nblocks &&
 		  decoded.identity.kind == BF_KIND_NONE && decoded.capacity == 1000 &&

@@ -29,6 +29,9 @@
 
 #include "unit_check.h"
 
+/* The tests' one memo of rates sized (sizing.h), as the server has one. */
+static BfSizingMemo sizing_memo;
+
 
 static void *
 checked_malloc(size_t n)
@@ -69,7 +72,7 @@ new_fixed(uint64_t capacity, double fpr, uint64_t seed)
 	TestFilter	f;
 	BfSizing	sizing;
 
-	if (bf_size_for(capacity, fpr, &sizing) != BF_OK)
+	if (bf_size_for(capacity, fpr, &sizing, &sizing_memo) != BF_OK)
 		abort();
 	memset(&f.header, 0, sizeof(f.header));
 	f.header.version = BF_FORMAT_VERSION;
@@ -94,7 +97,7 @@ grow(TestFilter *f)
 	BfSegment	next;
 	size_t		new_len;
 
-	if (bf_chain_next(&f->header, f->len, &next, &new_len) != BF_OK)
+	if (bf_chain_next(&f->header, f->len, &next, &new_len, &sizing_memo) != BF_OK)
 		return false;
 	f->value = realloc(f->value, new_len);
 	if (f->value == NULL)
@@ -192,7 +195,7 @@ index_add(TestFilter *index, Log *log, uint64_t hash)
 {
 	if (bf_is_chain(&index->header) && bf_filter_test(index->value, &index->header, hash))
 		return;
-	while (bf_filter_add(index->value, index->len, &index->header, &hash, 1) == 0)
+	while (bf_filter_add(index->value, index->len, &index->header, &hash, 1, &sizing_memo) == 0)
 		if (!grow(index))
 			abort();
 	log_add(log, index->header.nsegments - 1, hash);
@@ -232,14 +235,14 @@ apply(TestFilter *copy, const uint8_t *delta, size_t delta_len)
 {
 	size_t		new_len = 0;
 	BfStatus	status = bf_delta_check(copy->value, copy->len, &copy->header,
-										delta, delta_len, &new_len);
+										delta, delta_len, &new_len, &sizing_memo);
 
 	if (status != BF_OK)
 		return status;
 	copy->value = realloc(copy->value, new_len);
 	if (copy->value == NULL)
 		abort();
-	bf_delta_apply(copy->value, copy->len, new_len, &copy->header, delta, delta_len, NULL);
+	bf_delta_apply(copy->value, copy->len, new_len, &copy->header, delta, delta_len, &sizing_memo, NULL);
 	copy->len = new_len;
 	return BF_OK;
 }
@@ -250,7 +253,7 @@ validates(const TestFilter *f)
 {
 	BfHeader	decoded;
 
-	return bf_validate(f->value, f->len, &decoded) == BF_OK &&
+	return bf_validate(f->value, f->len, &decoded, &sizing_memo) == BF_OK &&
 		same_header(&decoded, &f->header);
 }
 
@@ -364,7 +367,7 @@ test_fixed_round_trip(void)
 		  "fixed: 500 keys through a delta make the index's filter byte for byte");
 	for (size_t i = 0; i < 500; i++)
 		hashes[i] = key_hash(i + 1, 42);
-	bf_filter_add(direct.value, direct.len, &direct.header, hashes, 500);
+	bf_filter_add(direct.value, direct.len, &direct.header, hashes, 500, &sizing_memo);
 	check(same_filter(&copy, &direct) && copy.header.inserted == 500,
 		  "fixed: ... and the filter bf_filter_add makes of the same hashes, inserted 500");
 	check(validates(&copy) && holds_log(&copy, &log), "fixed: the copy validates and finds every key");
@@ -590,7 +593,7 @@ refused(const TestFilter *copy, const uint8_t *delta, size_t len, BfStatus statu
 	TestFilter	before = clone(copy);
 	size_t		new_len = 12345;
 	BfStatus	got = bf_delta_check(copy->value, copy->len, &copy->header, delta, len,
-									 &new_len);
+									 &new_len, &sizing_memo);
 	bool		ok = got == status && same_filter(&before, copy) &&
 		(status == BF_OK || new_len == 12345);
 
@@ -935,15 +938,15 @@ test_cannot_grow(void)
 
 	bf_chain_header(100000000, 0.01, 16, &header);
 	header.identity.kind = BF_KIND_NUMBER;
-	bf_chain_next(&header, BF_HEADER_SIZE, &first, &len);
+	bf_chain_next(&header, BF_HEADER_SIZE, &first, &len, &sizing_memo);
 	header.nsegments = 1;
 	delta = delta_for(&header, 2, 0, &delta_len);
-	check(bf_delta_check(NULL, len, &header, delta, delta_len, &new_len) == BF_ERR_TOO_LARGE &&
+	check(bf_delta_check(NULL, len, &header, delta, delta_len, &new_len, &sizing_memo) == BF_ERR_TOO_LARGE &&
 		  new_len == 0,
 		  "growth: a delta of a second segment 16 times a 100M-key first is refused as too large");
 	free(delta);
 	delta = delta_for(&header, 1, 0, &delta_len);
-	check(bf_delta_check(NULL, len, &header, delta, delta_len, &new_len) == BF_OK &&
+	check(bf_delta_check(NULL, len, &header, delta, delta_len, &new_len, &sizing_memo) == BF_OK &&
 		  new_len == len, "growth: ... one that keeps its one segment is not");
 	free(delta);
 }
