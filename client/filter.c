@@ -22,6 +22,10 @@
  * realloc gives, when an add fills its last segment or a union brings a
  * longer chain's segments.
  *
+ * The core keeps no state; what sizing remembers lives in a memo its caller
+ * owns (sizing.h), here one per thread (thread_sizing_memo), so that
+ * threads size, validate and grow filters at once without a lock.
+ *
  * Version 1 filters are read and probed.  Their hashing differs from
  * version 2 in two places: numbers that are fractional or out of int64
  * range hash as numeric_normalize's text, which the client reproduces
@@ -98,12 +102,46 @@ bfc_kind_from_name(const char *name)
  */
 
 /*
- * The library's one memo of rates sized (sizing.h), which is not for two
- * threads at once.  Besides a new filter, a chain's validation and growth
- * size its segments (bf_segment_plan), so they take the lock too.
+ * The calling thread's memo of rates sized, which every core call that
+ * sizes is given: besides a new filter, a chain's validation and growth
+ * size its segments (bf_segment_plan).  Made the first time a thread asks
+ * (calloc's zeroes are an empty memo, its pages touched only as rates are
+ * sized) and freed when the thread exits: the key's destructor is free
+ * itself, so that no code of this library need be loaded then.  NULL when
+ * there is no memory for one: the core then sizes afresh, slower, with the
+ * same answers.  Calls on a filter of fixed size, which sizes nothing, pass
+ * NULL themselves, so that a thread that only reads those makes no memo.
  */
-static pthread_mutex_t sizing_lock = PTHREAD_MUTEX_INITIALIZER;
-static BfSizingMemo sizing_memo;
+static pthread_key_t sizing_memo_key;
+static bool sizing_memo_key_made;
+static pthread_once_t sizing_memo_once = PTHREAD_ONCE_INIT;
+
+static void
+make_sizing_memo_key(void)
+{
+	sizing_memo_key_made = pthread_key_create(&sizing_memo_key, free) == 0;
+}
+
+static BfSizingMemo *
+thread_sizing_memo(void)
+{
+	BfSizingMemo *memo;
+
+	pthread_once(&sizing_memo_once, make_sizing_memo_key);
+	if (!sizing_memo_key_made)
+		return NULL;
+	memo = pthread_getspecific(sizing_memo_key);
+	if (memo == NULL)
+	{
+		memo = calloc(1, sizeof(BfSizingMemo));
+		if (memo != NULL && pthread_setspecific(sizing_memo_key, memo) != 0)
+		{
+			free(memo);
+			memo = NULL;
+		}
+	}
+	return memo;
+}
 
 /* The server's check of bytes from outside (BloomFromBytes). */
 static BfStatus
@@ -116,10 +154,7 @@ validate(const uint8_t *bytes, size_t len, BfHeader *header)
 	status = bf_read_header(bytes, len, header);
 	if (status != BF_OK || !bf_is_chain(header))
 		return bf_validate(bytes, len, header, NULL);	/* sizes nothing */
-	pthread_mutex_lock(&sizing_lock);
-	status = bf_validate(bytes, len, header, &sizing_memo);
-	pthread_mutex_unlock(&sizing_lock);
-	return status;
+	return bf_validate(bytes, len, header, thread_sizing_memo());
 }
 
 static bfc_filter *
@@ -371,9 +406,7 @@ size_filter(uint64_t capacity, double fpr, BfSizing *sizing, bfc_error *err)
 {
 	BfStatus	status;
 
-	pthread_mutex_lock(&sizing_lock);
-	status = bf_size_for(capacity, fpr, sizing, &sizing_memo);
-	pthread_mutex_unlock(&sizing_lock);
+	status = bf_size_for(capacity, fpr, sizing, thread_sizing_memo());
 	if (status == BF_ERR_FPR)
 	{
 		bfc_fail(err, BFC_ERR_PARAM,
@@ -472,10 +505,8 @@ bfc_create_growing(bfc_kind kind, uint64_t capacity, double fpr, int growth, bfc
 		return NULL;
 	}
 	filter->intended = kind;
-	pthread_mutex_lock(&sizing_lock);
 	status = bf_chain_create(capacity, fpr, (uint8_t) growth, &filter->value, &filter->len,
-							 &filter->header, &sizing_memo, &hooks);
-	pthread_mutex_unlock(&sizing_lock);
+							 &filter->header, thread_sizing_memo(), &hooks);
 	if (status != BF_OK)
 	{
 		report_growth(status, err);
@@ -678,20 +709,18 @@ bfc_union(bfc_filter *dst, const bfc_filter *src, bfc_error *err)
  * As bloom_apply_changes: the core judges the whole delta first, so that a
  * refused one leaves the filter as it was; only then is the value grown
  * (a chain taking the index's new segments) and the delta applied, which
- * cannot fail.  Both steps size a chain's new segments: the sizing lock.
+ * cannot fail.  Both steps size a chain's new segments, from the thread's
+ * memo.
  */
 int
 bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *err)
 {
-	bool		chain = bf_is_chain(&filter->header);
+	BfSizingMemo *memo = bf_is_chain(&filter->header) ? thread_sizing_memo() : NULL;
 	size_t		new_len = 0;
 	BfStatus	status;
 
-	if (chain)
-		pthread_mutex_lock(&sizing_lock);
-	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len, &sizing_memo);
-	if (chain)
-		pthread_mutex_unlock(&sizing_lock);
+	status = bf_delta_check(filter->value, filter->len, &filter->header, delta, len, &new_len,
+							memo);
 	if (status == BF_ERR_DELTA_MISMATCH)
 	{
 		bfc_fail(err, BFC_ERR_MISMATCH,
@@ -716,11 +745,8 @@ bfc_apply_changes(bfc_filter *filter, const void *delta, size_t len, bfc_error *
 		}
 		filter->value = grown;
 	}
-	if (chain)
-		pthread_mutex_lock(&sizing_lock);
-	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len, &sizing_memo, NULL);
-	if (chain)
-		pthread_mutex_unlock(&sizing_lock);
+	bf_delta_apply(filter->value, filter->len, new_len, &filter->header, delta, len, memo,
+				   NULL);
 	filter->len = new_len;
 	return 0;
 }
@@ -901,18 +927,14 @@ add_hashes(bfc_filter *filter, bfc_kind kind, const uint64_t *hashes, size_t n,
 {
 	BfHooks		hooks = {resize_value, NULL, err};
 	BfHeader   *h = &filter->header;
-	bool		chain = bf_is_chain(h);
 	BfStatus	status;
 
 	if (n == 0)
 		return 0;
 	h->identity = (BfKeyIdentity) {.kind = (uint8_t) kind};
 	/* a chain's add asks, once full, whether it can grow: that sizes */
-	if (chain)
-		pthread_mutex_lock(&sizing_lock);
-	status = bf_filter_add_growing(&filter->value, &filter->len, h, hashes, n, &sizing_memo, &hooks);
-	if (chain)
-		pthread_mutex_unlock(&sizing_lock);
+	status = bf_filter_add_growing(&filter->value, &filter->len, h, hashes, n,
+								   bf_is_chain(h) ? thread_sizing_memo() : NULL, &hooks);
 	if (status != BF_OK)
 	{
 		report_growth(status, err);
