@@ -1451,6 +1451,80 @@ validate_resized_segment(const TestChain *chain, uint32_t index, int more)
 	return status;
 }
 
+/*
+ * The memo is the caller's: what one remembers is never another's, and no
+ * answer depends on what a memo holds (a fresh one, one that has recycled
+ * every slot, none at all), for a sizing as for a chain's validation and
+ * growth, each of whose segments is sized at its own rate.
+ */
+static void
+test_sizing_memos(void)
+{
+	BfSizingMemo *a = calloc(1, sizeof(BfSizingMemo));
+	BfSizingMemo *b = calloc(1, sizeof(BfSizingMemo));
+	BfSizingMemo *empty = calloc(1, sizeof(BfSizingMemo));
+	BfSizing	first;
+	BfSizing	other;
+	BfSizing	none;
+	BfHeader	decoded;
+	TestChain	chain;
+	int			same = 1;
+	int			recycled = 1;
+
+	if (a == NULL || b == NULL || empty == NULL)
+		abort();
+
+	bf_size_for(54321, 0.0123, &first, a);
+	check(memcmp(b, empty, sizeof(BfSizingMemo)) == 0,
+		  "sizing from one memo leaves another as it was");
+	check(memcmp(a, empty, sizeof(BfSizingMemo)) != 0, "... and keeps its rate in its own");
+	bf_size_for(54321, 0.0123, &other, b);
+	check(same_sizing(&first, &other), "two memos give the same answer");
+
+	/* more rates than a memo holds: the first's slot is taken and made again */
+	for (int i = 1; i <= BF_SIZING_MEMO_SLOTS; i++)
+	{
+		bf_size_for(1000, 0.0123 + i * 1e-4, &other, a);
+		bf_size_for(1000, 0.0123 + i * 1e-4, &none, NULL);
+		recycled &= same_sizing(&other, &none);
+	}
+	bf_size_for(54321, 0.0123, &other, a);
+	check(recycled && same_sizing(&first, &other),
+		  "a memo that recycled every slot answers as a fresh one and as none");
+	check(bf_rate_quantile(54321, first.nblocks, 0.0123, a) ==
+		  bf_rate_quantile(54321, first.nblocks, 0.0123, NULL) &&
+		  bf_rate_quantile(54321, first.nblocks, 0.0123, b) ==
+		  bf_rate_quantile(54321, first.nblocks, 0.0123, NULL),
+		  "the rate quantile is the same from any memo and from none");
+
+	/* a chain of rates no memo has yet: grown with one, judged with others */
+	bf_sizing_memo_clear(a);
+	bf_sizing_memo_clear(b);
+	if (bf_chain_create(20, 0.0077, 2, &chain.value, &chain.len, &chain.header, a,
+						&unlimited_hooks) != BF_OK)
+		abort();
+	chain.header.identity.kind = BF_KIND_NUMBER;
+	bf_write_header(chain.value, &chain.header);
+	for (uint64_t key = 0; key < 5000; key++)
+	{
+		uint64_t	hash = key_hash(key, 0);
+
+		same &= bf_filter_add_growing(&chain.value, &chain.len, &chain.header, &hash, 1,
+									  a, &unlimited_hooks) == BF_OK;
+	}
+	check(same && chain.header.nsegments >= 6, "a chain grows from one memo");
+	check(bf_validate(chain.value, chain.len, &decoded, b) == BF_OK &&
+		  bf_validate(chain.value, chain.len, &decoded, NULL) == BF_OK &&
+		  bf_validate(chain.value, chain.len, &decoded, a) == BF_OK,
+		  "... and validates from another, from none, and from its own");
+	bf_sizing_memo_clear(a);
+	check(memcmp(a, empty, sizeof(BfSizingMemo)) == 0, "a cleared memo is an empty one");
+	free(chain.value);
+	free(a);
+	free(b);
+	free(empty);
+}
+
 static void
 test_chain_validator(void)
 {
@@ -2109,6 +2183,7 @@ int
 main(void)
 {
 	test_sizing();
+	test_sizing_memos();
 	test_sizing_margin();
 	test_single_filter_rates();
 	test_header_and_validator();
