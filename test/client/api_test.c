@@ -8,7 +8,8 @@
  *	  deltas of an index applied (bfc_apply_changes, the deltas written
  *	  here from the format in src/core/delta.h), and probing, sizing and
  *	  growing from several threads.  Built twice, against the static and
- *	  the shared library.
+ *	  the shared library, and from the sources with ASan and UBSan and
+ *	  with ThreadSanitizer.
  *
  * With --chain CAPACITY FPR GROWTH it builds a chain of the int64 keys on
  * stdin (one per line) instead, and prints its bytes in hex twice: added
@@ -651,6 +652,79 @@ test_threads(void)
 	bfc_free(reference_chains[1]);
 }
 
+/*
+ * Threads sizing at once: each builds growing chains at rates nobody sized
+ * before, as many as fill its memo past its slots, and loads each (the
+ * validator sizes every segment again).  The library keeps one memo per
+ * thread, with no lock; whatever a thread's sizing wrote where another
+ * reads would show here as a different chain, and under ThreadSanitizer
+ * (run.sh builds this with it too) as a report.
+ */
+#define SIZING_THREADS 2
+#define SIZING_CHAINS 8
+
+static bfc_filter *sized[SIZING_THREADS][SIZING_CHAINS];
+
+/* Chain c of thread t: 300 keys into 10 doubling, five segments. */
+static bfc_filter *
+sizing_chain(long t, int c)
+{
+	double		fpr = 0.02 + t * 0.001 + c * 0.0001;
+	bfc_filter *chain = bfc_create_growing(BFC_KIND_NUMBER, 10, fpr, 2, NULL);
+
+	for (int64_t key = 0; key < 300 && chain != NULL; key++)
+		bfc_add_int64(chain, key, NULL);
+	return chain;
+}
+
+static void *
+sizing_worker(void *arg)
+{
+	long		t = (long) arg;
+
+	for (int c = 0; c < SIZING_CHAINS; c++)
+	{
+		const uint8_t *bytes;
+		size_t		len;
+		bfc_filter *loaded;
+
+		sized[t][c] = sizing_chain(t, c);
+		if (sized[t][c] == NULL)
+			continue;
+		bytes = bfc_bytes(sized[t][c], &len);
+		loaded = bfc_from_bytes(bytes, len, NULL);
+		if (loaded == NULL || !same_bytes(loaded, sized[t][c]))
+			__atomic_add_fetch(&thread_failures, 1, __ATOMIC_RELAXED);
+		bfc_free(loaded);
+	}
+	return NULL;
+}
+
+static void
+test_threads_sizing(void)
+{
+	pthread_t	threads[SIZING_THREADS];
+	int			same = 1;
+
+	thread_failures = 0;
+	for (long t = 0; t < SIZING_THREADS; t++)
+		pthread_create(&threads[t], NULL, sizing_worker, (void *) t);
+	for (int t = 0; t < SIZING_THREADS; t++)
+		pthread_join(threads[t], NULL);
+	for (long t = 0; t < SIZING_THREADS; t++)
+		for (int c = 0; c < SIZING_CHAINS; c++)
+		{
+			bfc_filter *alone = sizing_chain(t, c);
+
+			same &= sized[t][c] != NULL && alone != NULL && same_bytes(sized[t][c], alone) &&
+				bfc_segments(alone) == 5;
+			bfc_free(alone);
+			bfc_free(sized[t][c]);
+		}
+	check("2 threads sizing chains at once, each at rates new to it, past a memo's slots, "
+		  "build and load the chains one thread alone does", same && thread_failures == 0);
+}
+
 static void
 print_hex(const bfc_filter *filter)
 {
@@ -769,5 +843,6 @@ main(int argc, char **argv)
 	test_chains();
 	test_changes();
 	test_threads();
+	test_threads_sizing();
 	return failures != 0;
 }

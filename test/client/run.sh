@@ -15,8 +15,9 @@
 #      growing filters (chains of segments) likewise: the server's read by
 #      the client, the client's built and grown to the server's bytes,
 #      their unions;
-#   3. api_test.c, against the static and the shared library, and with
-#      AddressSanitizer and UBSan, also over junk keys and text forms; the C
+#   3. api_test.c, against the static and the shared library, with
+#      AddressSanitizer and UBSan, also over junk keys and text forms, and
+#      with ThreadSanitizer (threads sizing at once, with no lock); the C
 #      API's chains (api_test.c --chain) against the server's;
 #   4. the CLI's exit codes and messages; make install-client; python3 at
 #      the top of the tree, after make, imports the Python module, not the
@@ -145,6 +146,22 @@ EOF
 	check "$(grep -E '^[0-9]+ lines' "$work/junk.out" || echo 'junk'): keys of every kind and text forms under ASan and UBSan, no report" \
 		test $status -eq 0
 	grep -E 'ERROR|runtime error' "$work/junk.out" | head -n 5 | sed 's/^/#   /'
+}
+
+# The library built from its sources with ThreadSanitizer: the API tests,
+# whose threads size, validate and grow chains at once.  The core keeps no
+# state and each thread sizes from its own memo, so no lock is taken and
+# none may be missing.
+thread_sanitizer() {
+	local sources="$REPO/src/core/bloom.c $REPO/src/core/sizing.c $REPO/src/core/canonical.c $REPO/src/core/delta.c $REPO/client/filter.c $REPO/client/keyparse.c $REPO/client/base64.c"
+	# shellcheck disable=SC2086
+	gcc -O1 -g -fsanitize=thread -I"$REPO/src/core" -I"$REPO/client" \
+		-o "$work/api_tsan" "$HERE/api_test.c" $sources -lm -pthread 2>"$work/tsan.build" ||
+		{ not_ok "building the library and api_test.c with ThreadSanitizer"; sed 's/^/#   /' "$work/tsan.build" | tail -n 5; return; }
+	TSAN_OPTIONS=halt_on_error=1 "$work/api_tsan" >"$work/tsan.out" 2>&1
+	check "api_test.c under ThreadSanitizer: every check passes, no report" \
+		test $? -eq 0
+	grep -E '^not ok|WARNING: ThreadSanitizer|FATAL' "$work/tsan.out" | head -n 5 | sed 's/^/#   /'
 }
 
 # expect_exit STATUS DESCRIPTION COMMAND...: the command's exit status, and
@@ -366,6 +383,7 @@ main() {
 	api_tests
 	chain_api
 	sanitizers
+	thread_sanitizer
 	cli_tests
 	install_client
 	python_at_top
