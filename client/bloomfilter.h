@@ -35,7 +35,12 @@
  *
  * Thread safety: a filter may be probed from many threads at once; adding
  * to it, a union into it or applying a delta to it must not run
- * concurrently with anything else on the same filter.
+ * concurrently with anything else on the same filter.  Different filters
+ * are used from different threads at once with no lock in the library:
+ * each thread that sizes (creating a filter, loading, growing or updating a
+ * chain) keeps its own memo of the rates it sized, up to 640 kB of address
+ * space of which only the rates sized are touched (18 kB each), freed when
+ * the thread exits.
  *
  * Errors: functions that can fail take a bfc_error * (may be NULL) and
  * report failure by returning NULL or -1; the error holds a code and a
