@@ -562,8 +562,7 @@ position_in_block(uint64_t hash, int i)
  * Unrolls a loop over the k positions.  Inlined with a constant k (the
  * common k get their own insert loop, bf_add_hashes), the salts become
  * immediates and the loop disappears; GCC does not do that by itself at -O2
- * for a loop with a memory update.  See docs/performance.md for what it
- * saves.
+ * for a loop with a memory update.
  */
 #if defined(__clang__)
 #define UNROLL_K _Pragma("clang loop unroll_count(8)")
