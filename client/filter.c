@@ -143,9 +143,12 @@ thread_sizing_memo(void)
 	return memo;
 }
 
-/* The server's check of bytes from outside (BloomFromBytes). */
+/*
+ * The server's check of bytes from outside (BloomFromBytes), copying them
+ * to copy (len bytes, or NULL for none) as it reads them.
+ */
 static BfStatus
-validate(const uint8_t *bytes, size_t len, BfHeader *header)
+validate(uint8_t *copy, const uint8_t *bytes, size_t len, BfHeader *header)
 {
 	BfStatus	status;
 
@@ -153,13 +156,13 @@ validate(const uint8_t *bytes, size_t len, BfHeader *header)
 		return BF_ERR_TOO_LARGE;
 	status = bf_read_header(bytes, len, header);
 	if (status != BF_OK || !bf_is_chain(header))
-		return bf_validate(bytes, len, header, NULL);	/* sizes nothing */
-	return bf_validate(bytes, len, header, thread_sizing_memo());
+		return bf_validate_copy(copy, bytes, len, header, NULL);	/* sizes nothing */
+	return bf_validate_copy(copy, bytes, len, header, thread_sizing_memo());
 }
 
+/* A filter with room for a value of len bytes, not yet written. */
 static bfc_filter *
-filter_of_bytes(const uint8_t *bytes, size_t len, const BfHeader *header,
-				bfc_error *err)
+filter_of_length(size_t len, bfc_error *err)
 {
 	bfc_filter *filter = calloc(1, sizeof(bfc_filter));
 
@@ -169,8 +172,19 @@ filter_of_bytes(const uint8_t *bytes, size_t len, const BfHeader *header,
 		bfc_fail(err, BFC_ERR_NOMEM, "out of memory for a filter of %zu bytes", len);
 		return NULL;
 	}
-	memcpy(filter->value, bytes, len);
 	filter->len = len;
+	return filter;
+}
+
+static bfc_filter *
+filter_of_bytes(const uint8_t *bytes, size_t len, const BfHeader *header,
+				bfc_error *err)
+{
+	bfc_filter *filter = filter_of_length(len, err);
+
+	if (filter == NULL)
+		return NULL;
+	memcpy(filter->value, bytes, len);
 	filter->header = *header;
 	return filter;
 }
@@ -194,9 +208,9 @@ adopt(uint8_t *bytes, size_t len, const BfHeader *header, bfc_error *err)
 
 /* validate, with the error a caller reports. */
 static bool
-validated(const void *bytes, size_t len, BfHeader *header, bfc_error *err)
+validated(uint8_t *copy, const void *bytes, size_t len, BfHeader *header, bfc_error *err)
 {
-	BfStatus	status = validate(bytes, len, header);
+	BfStatus	status = validate(copy, bytes, len, header);
 
 	if (status != BF_OK)
 	{
@@ -211,7 +225,7 @@ bfc_validate_bytes(const void *bytes, size_t len, bfc_error *err)
 {
 	BfHeader	header;
 
-	return validated(bytes, len, &header, err);
+	return validated(NULL, bytes, len, &header, err);
 }
 
 bfc_filter *
@@ -219,9 +233,24 @@ bfc_from_bytes(const void *bytes, size_t len, bfc_error *err)
 {
 	BfHeader	header;
 
-	if (!validated(bytes, len, &header, err))
+	bfc_filter *filter;
+
+	/* bytes whose header fails are refused before room is made for them */
+	if (len > BF_MAX_VALUE_BYTES || bf_read_header(bytes, len, &header) != BF_OK)
+	{
+		validated(NULL, bytes, len, &header, err);
 		return NULL;
-	return filter_of_bytes(bytes, len, &header, err);
+	}
+	if ((filter = filter_of_length(len, err)) == NULL)
+		return NULL;
+	/* the copy is made in the pass that checks the body */
+	if (!validated(filter->value, bytes, len, &header, err))
+	{
+		bfc_free(filter);
+		return NULL;
+	}
+	filter->header = header;
+	return filter;
 }
 
 bfc_filter *
@@ -229,7 +258,7 @@ bfc_adopt_bytes(void *bytes, size_t len, bfc_error *err)
 {
 	BfHeader	header;
 
-	if (!validated(bytes, len, &header, err))
+	if (!validated(NULL, bytes, len, &header, err))
 		return NULL;
 	return adopt(bytes, len, &header, err);
 }
@@ -269,7 +298,7 @@ decode_text(const char *text, size_t len, uint8_t **decoded, size_t *decoded_len
 		problem = "The text after \"bloom:\" is not valid base64.";
 		goto invalid;
 	}
-	status = validate(bytes, (size_t) n, header);
+	status = validate(NULL, bytes, (size_t) n, header);
 	if (status != BF_OK)
 	{
 		free(bytes);

@@ -143,27 +143,31 @@ BloomFromBytes(const uint8 *bytes, size_t len, int sqlstate,
 	BfStatus	status;
 	Bloom	   *bloom;
 
+	/* bytes whose header fails are refused before room is made for them */
 	status = len > BF_MAX_VALUE_BYTES ? BF_ERR_TOO_LARGE
-		: bf_validate(bytes, len, &header, &BackendSizingMemo);
-	if (status != BF_OK)
+		: bf_read_header(bytes, len, &header);
+	if (status == BF_OK)
 	{
-		if (shown != NULL)
-			report_input_error(escontext,
-							   (errcode(sqlstate),
-								errmsg_internal("%s: \"%.40s%s\"", message, shown,
-												strlen(shown) > 40 ? "..." : ""),
-								errdetail("%s.", bf_status_message(status))));
-		else
-			report_input_error(escontext,
-							   (errcode(sqlstate),
-								errmsg_internal("%s", message),
-								errdetail("%s.", bf_status_message(status))));
-		return NULL;
+		/* the copy is made in the pass that checks the body */
+		bloom = (Bloom *) palloc(VARHDRSZ + len);
+		SET_VARSIZE(bloom, VARHDRSZ + len);
+		status = bf_validate_copy(BloomData(bloom), bytes, len, &header, &BackendSizingMemo);
+		if (status == BF_OK)
+			return bloom;
+		pfree(bloom);
 	}
-	bloom = (Bloom *) palloc(VARHDRSZ + len);
-	SET_VARSIZE(bloom, VARHDRSZ + len);
-	memcpy(BloomData(bloom), bytes, len);
-	return bloom;
+	if (shown != NULL)
+		report_input_error(escontext,
+						   (errcode(sqlstate),
+							errmsg_internal("%s: \"%.40s%s\"", message, shown,
+											strlen(shown) > 40 ? "..." : ""),
+							errdetail("%s.", bf_status_message(status))));
+	else
+		report_input_error(escontext,
+						   (errcode(sqlstate),
+							errmsg_internal("%s", message),
+							errdetail("%s.", bf_status_message(status))));
+	return NULL;
 }
 
 /* The binary side of common/base64.h: uint8 from PostgreSQL 18 on. */

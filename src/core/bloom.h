@@ -300,19 +300,24 @@ extern BF_HIDDEN BfStatus bf_read_header(const uint8_t *value, size_t len,
 							   BfHeader *header);
 extern BF_HIDDEN BfStatus bf_validate(const uint8_t *value, size_t len,
 							BfHeader *header, BfSizingMemo *memo);
+extern BF_HIDDEN BfStatus bf_validate_copy(uint8_t *copy, const uint8_t *value, size_t len,
+								 BfHeader *header, BfSizingMemo *memo);
 extern BF_HIDDEN void bf_init(uint8_t *value, BfHeader *header, const BfHooks *hooks);
 extern BF_HIDDEN bool bf_compatible(const BfHeader *a, const BfHeader *b);
 
 /*
  * The body check.  bf_body_sum is S over nbytes (a multiple of 4) of a
  * body whose first word is word first_word (qfilter's body check is the
- * same sum).  bf_seal is the one way out for a value whose bytes were
+ * same sum); bf_body_sum_copy also stores the bytes at dst (unless NULL)
+ * as it reads them.  bf_seal is the one way out for a value whose bytes were
  * changed other than through bf_filter_add or a chain's growth: it makes a
  * version 2 header version 3, recomputes S over the len bytes and writes
  * the header.  bf_finish writes the header after a change of header fields
  * alone (S stays), first computing S for a version 2 value.
  */
 extern BF_HIDDEN uint32_t bf_body_sum(const uint8_t *body, size_t nbytes, size_t first_word);
+extern BF_HIDDEN uint32_t bf_body_sum_copy(uint8_t *dst, const uint8_t *src, size_t nbytes,
+								 size_t first_word);
 extern BF_HIDDEN void bf_seal(uint8_t *value, size_t len, BfHeader *header);
 extern BF_HIDDEN void bf_finish(uint8_t *value, size_t len, BfHeader *header);
 
