@@ -290,13 +290,16 @@ cluster_create() {
 # cluster_standby PRIMARY DIR PORT [-c NAME=VALUE]...: a streaming standby
 # of PRIMARY's cluster in DIR, copied by pg_basebackup over PRIMARY's
 # socket with the settings that make it follow (-R), started as
-# cluster_start starts it.  Output and failure as cluster_create's.
+# cluster_start starts it.  Output and failure as cluster_create's.  The
+# backup's checkpoint is an immediate one: the default, spread over
+# checkpoint_completion_target of checkpoint_timeout, made each copy wait
+# up to minutes for nothing.
 cluster_standby() {
 	local primary=$1 dir=$2
 	shift
 	cluster_dir "$dir" || return 1
 	as_postgres "$PGBIN/pg_basebackup" -h "$primary" -p "$(cluster_port "$primary")" \
-		-U postgres -D "$dir/data" -R -X stream >"$dir/initdb.log" 2>&1 &&
+		-U postgres -D "$dir/data" -R -X stream -c fast >"$dir/initdb.log" 2>&1 &&
 		cluster_start "$@" >"$dir/start.log" 2>&1 && return 0
 	show_logs "$dir/initdb.log" "$dir/start.log" "$dir/server.log"
 	return 1
