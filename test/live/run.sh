@@ -8,7 +8,7 @@
 # REINDEX, write-through across a reload, the staleness bound with the
 # server stopped and restarted, the CLI's file replaced atomically.
 #
-#   bash test/live/run.sh       # as root (the cluster runs as postgres); ~1 min
+#   bash test/live/run.sh       # as root (the cluster runs as postgres); 15-20 s
 #
 # Prints one "ok - ..."/"not ok - ..." line per check and, last,
 # "N passed, N failed"; exits non-zero if anything failed.  Needs the
