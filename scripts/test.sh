@@ -166,10 +166,6 @@ esac
 
 # pg_regress prints "test NAME ... ok" up to PostgreSQL 15 and TAP lines
 # ("ok 1 - NAME", "not ok 2 - NAME") from 16 on.
-run_regress() {
-	pg_virtualenv -v "$PG_MAJOR" -t make -s with_llvm=no installcheck REGRESS_LARGE="$REGRESS_LARGE"
-}
-
 report_regress() {
 	local elapsed=$1 ok bad
 	echo "== pg_regress${REGRESS_LARGE:+ (with $REGRESS_LARGE)}"
@@ -189,16 +185,6 @@ report_regress() {
 	count_suite "pg_regress" "$log/regress-count.txt" "$elapsed"
 }
 
-# Runs test/NAME/run.sh, with the fuzzing budget for fuzz.
-run_suite() {
-	local name=$1
-	if [ "$name" = fuzz ]; then
-		bash "test/$name/run.sh" "${FUZZ_SECONDS:-60}"
-	else
-		bash "test/$name/run.sh"
-	fi
-}
-
 # Shows a suite's result and counts its result line.
 report_suite() {
 	local name=$1 elapsed=$2
@@ -214,15 +200,24 @@ report_suite() {
 declare -A job_of job_started
 running=0
 
-# start_job NAME: pg_regress or test/NAME/run.sh in the background, its
-# output in $log/NAME.txt.
+# start_job NAME: pg_regress or test/NAME/run.sh (with the fuzzing budget
+# for fuzz) in the background, its output in $log/NAME.txt, in a process
+# group of its own (setsid), which stop_jobs can end whole.
 start_job() {
-	local name=$1
-	if [ "$name" = pg_regress ]; then
-		run_regress >"$log/$name.txt" 2>&1 </dev/null &
-	else
-		run_suite "$name" >"$log/$name.txt" 2>&1 </dev/null &
-	fi
+	local name=$1 command
+	case $name in
+		pg_regress)
+			command=(pg_virtualenv -v "$PG_MAJOR" -t make -s with_llvm=no installcheck
+				REGRESS_LARGE="$REGRESS_LARGE")
+			;;
+		fuzz)
+			command=(bash "test/$name/run.sh" "${FUZZ_SECONDS:-60}")
+			;;
+		*)
+			command=(bash "test/$name/run.sh")
+			;;
+	esac
+	setsid "${command[@]}" >"$log/$name.txt" 2>&1 </dev/null &
 	job_of[$!]=$name
 	job_started[$name]=$SECONDS
 	running=$((running + 1))
@@ -242,13 +237,15 @@ wait_job() {
 	fi
 }
 
-# An interrupt or a TERM ends the suites running (each cleans up after
-# itself on TERM) before this run exits.  Background jobs ignore SIGINT.
+# An interrupt or a TERM ends the suites running, with what each runs
+# (psql, pgbench: a suite's trap waits for its command), before this run
+# exits; each suite cleans up after itself on TERM.  Background jobs
+# ignore SIGINT, hence TERM.
 stop_jobs() {
 	local pid
 	trap - INT TERM
 	for pid in "${!job_of[@]}"; do
-		kill -TERM "$pid" 2>/dev/null
+		kill -TERM -- "-$pid" 2>/dev/null || kill -TERM "$pid" 2>/dev/null
 	done
 	wait
 	rm -rf "$log"
