@@ -11,8 +11,8 @@
 # shown as one block when it ends, with its time; stress and package run
 # alone, package last.  The whole run's time is the line before the last.
 #
-#   bash scripts/test.sh            # everything (what CI runs); about 12
-#                                   # minutes on 2 cores (load 4-5)
+#   bash scripts/test.sh            # everything (what CI runs); 8 minutes
+#                                   # on 2 cores at load 2, 12 at load 4-5
 #   bash scripts/test.sh --quick    # unit tests, pg_regress without its large
 #                                   # cases, docs, property, stats, upgrade;
 #                                   # about 1 minute on a built tree
