@@ -133,8 +133,11 @@ apt_update_once() {
 # postgresql-server-dev-all (pg_buildext) depends on the exact version of
 # postgresql-common: asking for the newest would upgrade postgresql-common
 # too, so the version of the installed postgresql-common is asked for.
+#
+# scripts/test.sh runs suites side by side: one installs at a time (a lock
+# file in /tmp), and what another installed meanwhile is not asked for again.
 ensure_packages() {
-	local package missing=() common log status
+	local package missing=() wanted common log status lock
 	for package in "$@"; do
 		package_installed "$package" || missing+=("$package")
 	done
@@ -143,8 +146,18 @@ ensure_packages() {
 		echo "# missing Debian packages: ${missing[*]}; run as root, or install them with apt-get" >&2
 		return 1
 	fi
+	exec {lock}>>/tmp/bloomfilter-apt.lock && flock "$lock" || return 1
+	wanted=("${missing[@]}")
+	missing=()
+	for package in "${wanted[@]}"; do
+		package_installed "$package" || missing+=("$package")
+	done
+	if [ ${#missing[@]} -eq 0 ]; then
+		exec {lock}>&-
+		return 0
+	fi
 	echo "# installing: ${missing[*]}" >&2
-	log=$(mktemp) || return 1
+	log=$(mktemp) || { exec {lock}>&-; return 1; }
 	apt_update_once >"$log" 2>&1
 	common=$(dpkg-query -W -f '${Version}' postgresql-common 2>/dev/null)
 	for package in "${!missing[@]}"; do
@@ -161,6 +174,7 @@ ensure_packages() {
 		tail -n 20 "$log" | sed 's/^/#   /' >&2
 	fi
 	rm -f "$log"
+	exec {lock}>&-
 	return $status
 }
 
@@ -290,13 +304,16 @@ cluster_create() {
 # cluster_standby PRIMARY DIR PORT [-c NAME=VALUE]...: a streaming standby
 # of PRIMARY's cluster in DIR, copied by pg_basebackup over PRIMARY's
 # socket with the settings that make it follow (-R), started as
-# cluster_start starts it.  Output and failure as cluster_create's.
+# cluster_start starts it.  Output and failure as cluster_create's.  The
+# backup's checkpoint is an immediate one: the default, spread over
+# checkpoint_completion_target of checkpoint_timeout, made each copy wait
+# up to minutes for nothing.
 cluster_standby() {
 	local primary=$1 dir=$2
 	shift
 	cluster_dir "$dir" || return 1
 	as_postgres "$PGBIN/pg_basebackup" -h "$primary" -p "$(cluster_port "$primary")" \
-		-U postgres -D "$dir/data" -R -X stream >"$dir/initdb.log" 2>&1 &&
+		-U postgres -D "$dir/data" -R -X stream -c fast >"$dir/initdb.log" 2>&1 &&
 		cluster_start "$@" >"$dir/start.log" 2>&1 && return 0
 	show_logs "$dir/initdb.log" "$dir/start.log" "$dir/server.log"
 	return 1

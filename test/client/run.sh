@@ -358,6 +358,7 @@ EOF
 }
 
 main() {
+	local build_log
 	cleanup_on_exit
 	ensure_build_tools libpq-dev python3 python3-psycopg ||
 		{ not_ok "installing PostgreSQL and its headers, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg"; finish_timed; }
@@ -365,13 +366,15 @@ main() {
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
 	fi
-	if make -s -C "$REPO" client >"$REPO/client/build.log" 2>&1; then
+	# Its messages in a file of this run's: live and client may run side by side.
+	build_log=$(mktemp)
+	if make -s -C "$REPO" client >"$build_log" 2>&1; then
 		ok "make client builds the library (static and shared) and the CLI"
-		rm -f "$REPO/client/build.log"
+		rm -f "$build_log"
 	else
 		not_ok "make client builds the library (static and shared) and the CLI"
-		sed 's/^/#   /' "$REPO/client/build.log" | tail -n 20
-		rm -f "$REPO/client/build.log"
+		sed 's/^/#   /' "$build_log" | tail -n 20
+		rm -f "$build_log"
 		finish_timed
 	fi
 	start_cluster || { not_ok "starting a throwaway cluster on port $PORT"; finish_timed; }

@@ -18,7 +18,7 @@
 #
 # Heavy, so it is not part of pg_regress: up to 4 GB in one backend (a
 # COPY line or a text value of 1 GB is held twice, the decoded value
-# twice), 2 GB in pg_dump, 2.5 GB of disk, 80 s.  Prints one "ok - ..." /
+# twice), 2 GB in pg_dump, 2.5 GB of disk, 90 s.  Prints one "ok - ..." /
 # "not ok - ..." line per check, "#" lines of context and, last,
 # "N passed, N failed"; exits non-zero if a check failed.  Needs root and
 # the extension installed (scripts/test.sh does both).

@@ -8,7 +8,7 @@
 # REINDEX, write-through across a reload, the staleness bound with the
 # server stopped and restarted, the CLI's file replaced atomically.
 #
-#   bash test/live/run.sh       # as root (the cluster runs as postgres); ~1 min
+#   bash test/live/run.sh       # as root (the cluster runs as postgres); 15-20 s
 #
 # Prints one "ok - ..."/"not ok - ..." line per check and, last,
 # "N passed, N failed"; exits non-zero if anything failed.  Needs the
@@ -36,7 +36,7 @@ start_cluster() {
 }
 
 main() {
-	local status
+	local status build_log
 	cleanup_on_exit
 	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-psycopg ||
 		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg"; finish_timed; }
@@ -44,13 +44,15 @@ main() {
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
 	fi
-	if make -s -C "$REPO" client >"$REPO/client/build.log" 2>&1; then
+	# Its messages in a file of this run's: live and client may run side by side.
+	build_log=$(mktemp)
+	if make -s -C "$REPO" client >"$build_log" 2>&1; then
 		ok "make client builds the library and the CLI (with libpq)"
-		rm -f "$REPO/client/build.log"
+		rm -f "$build_log"
 	else
 		not_ok "make client builds the library and the CLI (with libpq)"
-		sed 's/^/#   /' "$REPO/client/build.log" | tail -n 20
-		rm -f "$REPO/client/build.log"
+		sed 's/^/#   /' "$build_log" | tail -n 20
+		rm -f "$build_log"
 		finish_timed
 	fi
 

@@ -21,7 +21,7 @@
 #      stopped and restarted;
 #   5. the ```js examples of docs/client.md's "From Node.js" section.
 #
-#   bash test/node/run.sh       # as root (the cluster runs as postgres); 2-3 min
+#   bash test/node/run.sh       # as root (the cluster runs as postgres); ~1 min
 #
 # Installs what is missing from Debian: clang, lld, wasi-libc,
 # libclang-rt-dev-wasm32, libxxhash-dev, make, and nodejs and npm when no

@@ -22,7 +22,7 @@
 # to be judged.  A seed whose sqlsmith does not finish in time (a query
 # that ignores statement_timeout) fails too.
 #
-#   bash test/sqlsmith/run.sh                                  # 2-3 minutes
+#   bash test/sqlsmith/run.sh                                  # 1-1.5 minutes
 #   SQLSMITH_SEEDS="1 7" SQLSMITH_QUERIES=20000 bash test/sqlsmith/run.sh
 #
 # SQLSMITH_SEEDS picks the seeds (one not in the table below runs with the

@@ -8,7 +8,7 @@
 # Prints one "ok - ..."/"not ok - ..." line per check, "#" lines of
 # context and, last, "N passed, N failed"; exits non-zero if a check
 # failed.  Needs root (the cluster runs as the postgres user) and the
-# extension installed (scripts/test.sh does both).  Takes about 15 s.
+# extension installed (scripts/test.sh does both).  Takes under 10 s.
 set -u
 set -o pipefail
 
