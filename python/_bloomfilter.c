@@ -25,6 +25,8 @@
  */
 #include "pyfilter.h"
 
+#include <string.h>
+
 /* Bumped whenever bloomfilter.py and this module change what they expect of each other. */
 #define BFPY_INTERFACE 1
 
@@ -45,24 +47,34 @@ int
 bfpy_raise(const bfc_error *err)
 {
 	PyObject   *code = PyLong_FromLong((long) err->code);
+	PyObject   *message;
 	PyObject   *class = NULL;
 	PyObject   *error;
 
 	if (code == NULL)
 		return -1;
+	/* a message quoting a bad key may end inside a UTF-8 sequence it cut */
+	message = PyUnicode_DecodeUTF8(err->message, strnlen(err->message, sizeof(err->message)),
+								   "replace");
+	if (message == NULL)
+	{
+		Py_DECREF(code);
+		return -1;
+	}
 	if (error_classes != NULL)
 		class = PyDict_GetItemWithError(error_classes, code);
 	if (class == NULL && !PyErr_Occurred())
 		class = err->code == BFC_ERR_NOMEM ? PyExc_MemoryError : PyExc_RuntimeError;
 	if (class != NULL)
 	{
-		error = PyObject_CallFunction(class, "sO", err->message, code);
+		error = PyObject_CallFunctionObjArgs(class, message, code, NULL);
 		if (error != NULL)
 		{
 			PyErr_SetObject((PyObject *) Py_TYPE(error), error);
 			Py_DECREF(error);
 		}
 	}
+	Py_DECREF(message);
 	Py_DECREF(code);
 	return -1;
 }
