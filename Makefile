@@ -162,6 +162,8 @@ fuzz:
 # links libpq for its sync command).  `make client`; `make
 # install-client` puts the library (in LIBDIR), its header, the CLI and the
 # Python module (in PYTHONDIR, which is left out when empty) under PREFIX.
+# `make client` also builds the Python module's compiled half beside
+# bloomfilter.py (PYTHON_MODULE, below).
 # CLIENT_CPPFLAGS finds the core's headers, which client/ includes by name,
 # also when CLIENT_CFLAGS is given (debian/rules gives it).
 CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread
@@ -174,8 +176,21 @@ PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib
 PYTHONDIR ?=
 
+# The Python module's compiled half, _bloomfilter, built by python/setup.py
+# (the one description of its build, which pip uses too) from the library's
+# sources, beside python/bloomfilter.py: PYTHONPATH=python then imports the
+# module from the source tree.  Built for PYTHON (Debian's python3 where
+# there is one: the suites run it), its objects in build/python; forced,
+# since make has already found it out of date.  CLIENT_CFLAGS reach the
+# compiler and, as setuptools passes CFLAGS on, the linker.
+PYTHON ?= $(firstword $(wildcard /usr/bin/python3) python3)
+PYTHON_EXT_SUFFIX := $(shell $(PYTHON) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))' 2>/dev/null)
+PYTHON_MODULE = python/_bloomfilter$(PYTHON_EXT_SUFFIX)
+PYTHON_SOURCES = python/_bloomfilter.c python/pykeys.c python/pyfilter.h python/setup.py \
+	src/core/bloom.c src/core/sizing.c src/core/canonical.c src/core/delta.c \
+	client/filter.c client/keyparse.c client/base64.c
 .PHONY: client install-client
-client: client/libbloomfilter.a client/libbloomfilter.so client/bloomfilter-cli
+client: client/libbloomfilter.a client/libbloomfilter.so client/bloomfilter-cli $(PYTHON_MODULE)
 
 client/core-%.o: src/core/%.c $(CLIENT_HEADERS)
 	$(CC) $(CLIENT_CPPFLAGS) $(CLIENT_CFLAGS) -c -o $@ $<
@@ -197,6 +212,10 @@ client/bloomfilter-cli: client/cli.c client/clisync.c client/cli.h client/libblo
 	$(CC) $(LIBPQ_CPPFLAGS) $(CLIENT_CFLAGS) -o $@ client/cli.c client/clisync.c client/libbloomfilter.a \
 		$(LIBPQ_LIBS) -lm
 
+$(PYTHON_MODULE): $(PYTHON_SOURCES) $(CLIENT_HEADERS)
+	cd python && CFLAGS='$(CLIENT_CFLAGS)' $(PYTHON) setup.py -q build_ext --inplace --force \
+		--build-temp ../build/python/temp --build-lib ../build/python/lib
+
 # The CLI's manual page, made from its --help by help2man (the Debian
 # package's; not part of `make client`, so building needs no help2man).
 .PHONY: client-man
@@ -214,12 +233,14 @@ install-client: client
 	install -m 644 client/bloomfilter.h '$(DESTDIR)$(PREFIX)/include/bloomfilter.h'
 	install -m 755 client/bloomfilter-cli '$(DESTDIR)$(PREFIX)/bin/'
 	$(if $(PYTHONDIR),install -d '$(DESTDIR)$(PYTHONDIR)' && \
-		install -m 644 python/bloomfilter.py '$(DESTDIR)$(PYTHONDIR)/')
+		install -m 644 python/bloomfilter.py $(PYTHON_MODULE) '$(DESTDIR)$(PYTHONDIR)/')
 
 # A prerequisite of clean (the source tree's, or PGXS's in a build
 # directory, where it finds nothing): the client is built in the source tree.
 .PHONY: clean-client
 clean-client:
 	rm -f $(CLIENT_OBJS) client/libbloomfilter.a client/$(CLIENT_SONAME) \
-		client/libbloomfilter.so client/bloomfilter-cli client/bloomfilter-cli.1
+		client/libbloomfilter.so client/bloomfilter-cli client/bloomfilter-cli.1 \
+		python/_bloomfilter*.so
+	rm -rf build/python python/build python/*.egg-info
 clean: clean-client

@@ -40,25 +40,34 @@ ignored, as the server does), ``bytes`` to bytea, ``uuid.UUID`` to uuid,
 of another kind than the filter's raises :class:`KindError`, as the server
 raises an error: a silent "absent" would be a false negative.
 
-No pip: the module is one file over the C client library
-(``libbloomfilter.so``, built by ``make client``) through ctypes.  It looks
-for the library in ``$BLOOMFILTER_LIB``, then in ``../client/`` next to
-this file, then where the system's loader finds ``libbloomfilter``.
+The module is this file over a compiled module, ``_bloomfilter``, built
+from the extension's own C sources (the client library and the core) by
+``pip install ./python`` or, in the source tree, ``make client``.
 """
 
-import array as _array
 import collections as _collections
-import ctypes as _ctypes
-import ctypes.util as _ctypes_util
-import datetime as _datetime
-import decimal as _decimal
-import itertools as _itertools
 import logging as _logging
-import os as _os
 import re as _re
 import threading as _threading
 import time as _time
-import uuid as _uuid
+
+try:
+    import _bloomfilter as _c
+except ImportError as _missing:
+    raise ImportError(
+        "bloomfilter: the compiled module _bloomfilter is missing or cannot load (%s); "
+        "install the package with `pip install ./python`, or build it beside "
+        "bloomfilter.py with `make client` in the source tree" % (_missing,)) from _missing
+
+# What this file expects of the compiled module (its BFPY_INTERFACE): a
+# module built from other sources, such as a stale in-place build, is refused.
+_INTERFACE = 1
+if getattr(_c, "INTERFACE", None) != _INTERFACE:
+    raise ImportError(
+        "bloomfilter: the compiled module %s is stale (interface %s, this bloomfilter.py "
+        "needs %d); rebuild it with `make client` in the source tree, or reinstall "
+        "with `pip install ./python`" % (getattr(_c, "__file__", "_bloomfilter"),
+                                         getattr(_c, "INTERFACE", "none"), _INTERFACE))
 
 __all__ = [
     "Filter", "LiveFilter", "SyncResult", "BloomFilterError", "InvalidFilterError",
@@ -73,12 +82,7 @@ KINDS = {
 }
 _KIND_NAMES = {number: name for name, number in KINDS.items()}
 
-_INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_EPOCH = _datetime.datetime(2000, 1, 1)
-_EPOCH_UTC = _datetime.datetime(2000, 1, 1, tzinfo=_datetime.timezone.utc)
-_EPOCH_DATE = _datetime.date(2000, 1, 1)
-
 
 class BloomFilterError(Exception):
     """An error of the client library; ``code`` is its bfc_code."""
@@ -120,165 +124,25 @@ _ERRORS = {
     4: KeySyntaxError, 5: ValueError, 6: ValueError,
     7: IncompatibleFiltersError, 8: MemoryError, 9: DeltaMismatchError,
 }
+_c.set_error_classes(_ERRORS)
+
+# The forms _bloomfilter.Filter._from_form reads.
+_FORM_BYTES, _FORM_TEXT, _FORM_ANY = 0, 1, 2
 
 
-class _Error(_ctypes.Structure):
-    _fields_ = [("code", _ctypes.c_int), ("message", _ctypes.c_char * 320)]
-
-
-class _Info(_ctypes.Structure):
-    _fields_ = [
-        ("format_version", _ctypes.c_int),
-        ("layout", _ctypes.c_char_p),
-        ("bits", _ctypes.c_int64),
-        ("bytes", _ctypes.c_int64),
-        ("hashes", _ctypes.c_int),
-        ("capacity", _ctypes.c_int64),
-        ("target_fpr", _ctypes.c_double),
-        ("inserted", _ctypes.c_int64),
-        ("bits_set", _ctypes.c_int64),
-        ("fill_ratio", _ctypes.c_double),
-        ("estimated_distinct", _ctypes.c_double),
-        ("estimated_fpr", _ctypes.c_double),
-        ("key_kind", _ctypes.c_char_p),
-        ("seed", _ctypes.c_int64),
-        ("key_environment", _ctypes.c_char * 96),
-        ("over_capacity", _ctypes.c_bool),
-    ]
-
-
-def _find_library():
-    candidates = []
-    if _os.environ.get("BLOOMFILTER_LIB"):
-        candidates.append(_os.environ["BLOOMFILTER_LIB"])
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    candidates.append(_os.path.join(here, "..", "client", "libbloomfilter.so.1"))
-    found = _ctypes_util.find_library("bloomfilter")
-    if found:
-        candidates.append(found)
-    for candidate in candidates:
-        if _os.path.sep in candidate and not _os.path.exists(candidate):
-            continue
-        try:
-            return _ctypes.CDLL(candidate)
-        except OSError:
-            continue
-    raise ImportError(
-        "bloomfilter: cannot find libbloomfilter.so (build it with `make client`, "
-        "install it with `make install-client`, or set BLOOMFILTER_LIB)")
-
-
-def _bind(lib):
-    P = _ctypes.c_void_p
-    E = _ctypes.POINTER(_Error)
-    size = _ctypes.c_size_t
-    u8p = _ctypes.c_char_p
-    signatures = {
-        "bfc_from_bytes": (P, [_ctypes.c_char_p, size, E]),
-        "bfc_from_text": (P, [_ctypes.c_char_p, size, E]),
-        "bfc_load": (P, [_ctypes.c_char_p, size, E]),
-        "bfc_create": (P, [_ctypes.c_int, _ctypes.c_uint64, _ctypes.c_double, E]),
-        "bfc_create_growing": (P, [_ctypes.c_int, _ctypes.c_uint64, _ctypes.c_double,
-                                   _ctypes.c_int, E]),
-        "bfc_copy": (P, [P, E]),
-        "bfc_free": (None, [P]),
-        "bfc_bytes": (_ctypes.POINTER(_ctypes.c_uint8), [P, _ctypes.POINTER(size)]),
-        "bfc_text_size": (size, [P]),
-        "bfc_write_text": (size, [P, _ctypes.c_char_p]),
-        "bfc_get_info": (None, [P, _ctypes.POINTER(_Info)]),
-        "bfc_segments": (_ctypes.c_int, [P]),
-        "bfc_growth": (_ctypes.c_int, [P]),
-        "bfc_filter_kind": (_ctypes.c_int, [P]),
-        "bfc_set_v1_utf8": (None, [P, _ctypes.c_bool]),
-        "bfc_union": (_ctypes.c_int, [P, P, E]),
-        "bfc_apply_changes": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_contains_int64": (_ctypes.c_int, [P, _ctypes.c_int64, E]),
-        "bfc_add_int64": (_ctypes.c_int, [P, _ctypes.c_int64, E]),
-        "bfc_contains_double": (_ctypes.c_int, [P, _ctypes.c_double, E]),
-        "bfc_add_double": (_ctypes.c_int, [P, _ctypes.c_double, E]),
-        "bfc_contains_text": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_add_text": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_contains_bytea": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_add_bytea": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_contains_uuid": (_ctypes.c_int, [P, u8p, E]),
-        "bfc_add_uuid": (_ctypes.c_int, [P, u8p, E]),
-        "bfc_contains_bool": (_ctypes.c_int, [P, _ctypes.c_bool, E]),
-        "bfc_add_bool": (_ctypes.c_int, [P, _ctypes.c_bool, E]),
-        "bfc_contains_date": (_ctypes.c_int, [P, _ctypes.c_int32, E]),
-        "bfc_add_date": (_ctypes.c_int, [P, _ctypes.c_int32, E]),
-        "bfc_contains_timestamp": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_int64, E]),
-        "bfc_add_timestamp": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_int64, E]),
-        "bfc_contains_str": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_add_str": (_ctypes.c_int, [P, _ctypes.c_char_p, size, E]),
-        "bfc_contains_str_as": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, size, E]),
-        "bfc_add_str_as": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, size, E]),
-        "bfc_contains_int64_many": (_ctypes.c_int, [P, P, size, P, E]),
-        "bfc_add_int64_many": (_ctypes.c_int, [P, P, size, E]),
-        "bfc_contains_double_many": (_ctypes.c_int, [P, P, size, P, E]),
-        "bfc_contains_uuid_many": (_ctypes.c_int, [P, _ctypes.c_char_p, size, P, E]),
-        "bfc_contains_packed": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, P, size, P, E]),
-        "bfc_add_packed": (_ctypes.c_int, [P, _ctypes.c_int, _ctypes.c_char_p, P, size, E]),
-    }
-    for name, (restype, argtypes) in signatures.items():
-        function = getattr(lib, name)
-        function.restype = restype
-        function.argtypes = argtypes
-    return lib
-
-
-_lib = _bind(_find_library())
-
-
-def _raise(error):
-    message = error.message.decode("utf-8", "replace")
-    raise _ERRORS.get(error.code, BloomFilterError)(message, error.code)
-
-
-def _checked(function, *args):
-    """Calls a library function that returns NULL or -1 on failure, and
-    raises the library's error then."""
-    error = _Error()
-    result = function(*args, _ctypes.byref(error))
-    if result is None or (isinstance(result, int) and result < 0):
-        _raise(error)
-    return result
-
-
-def _number_text(key):
-    """A decimal.Decimal as numeric_in reads it."""
-    if key.is_snan():
-        raise KeySyntaxError("a signaling NaN is not a number the server stores", 4)
-    if key.is_nan():
-        return b"NaN"
-    return str(key).encode("ascii")
-
-
-def _microseconds(key):
-    if key.tzinfo is not None and key.utcoffset() is not None:
-        return 9, (key - _EPOCH_UTC) // _datetime.timedelta(microseconds=1)
-    return 8, (key - _EPOCH) // _datetime.timedelta(microseconds=1)
-
-
-class Filter:
+class Filter(_c.Filter):
     """A bloom filter, as the server's ``bloom`` type holds it.
 
     Build one with :meth:`from_bytes`, :meth:`from_text`, :meth:`load` or
     :meth:`empty`.  Probing is safe from several threads at once; adding,
     :meth:`update` and :meth:`apply_changes` are not (:class:`LiveFilter`
     serialises them for you).
+
+    The probes and adds (``contains``, ``in``, ``contains_many``, ``add``,
+    ...) are the compiled module's methods themselves.
     """
 
-    __slots__ = ("_handle",)
-
-    def __init__(self, handle):
-        """Internal: use the class methods."""
-        self._handle = handle
-
-    def __del__(self):
-        handle = getattr(self, "_handle", None)
-        if handle:
-            _lib.bfc_free(handle)
-            self._handle = None
+    __slots__ = ()
 
     # ---- construction -------------------------------------------------
 
@@ -290,9 +154,7 @@ class Filter:
         ``v1_utf8``: for a version 1 filter, that the database it was built
         in had the UTF8 encoding (its non-ASCII text keys are refused
         otherwise).  Raises :class:`InvalidFilterError`."""
-        data = bytes(data)
-        handle = _checked(_lib.bfc_from_bytes, data, len(data))
-        return cls._wrap(handle, v1_utf8)
+        return cls._wrap(cls._from_form(_FORM_BYTES, bytes(data)), v1_utf8)
 
     @classmethod
     def from_text(cls, text, *, v1_utf8=False):
@@ -300,8 +162,7 @@ class Filter:
         it), validated as the server's text input validates it."""
         if isinstance(text, str):
             text = text.encode("utf-8")
-        handle = _checked(_lib.bfc_from_text, text, len(text))
-        return cls._wrap(handle, v1_utf8)
+        return cls._wrap(cls._from_form(_FORM_TEXT, text), v1_utf8)
 
     @classmethod
     def load(cls, data, *, v1_utf8=False):
@@ -309,9 +170,7 @@ class Filter:
         printing a bytea), told apart by how it starts."""
         if isinstance(data, str):
             data = data.encode("utf-8")
-        data = bytes(data)
-        handle = _checked(_lib.bfc_load, data, len(data))
-        return cls._wrap(handle, v1_utf8)
+        return cls._wrap(cls._from_form(_FORM_ANY, bytes(data)), v1_utf8)
 
     @classmethod
     def empty(cls, kind, capacity, fpr=0.01, growth=0):
@@ -335,169 +194,13 @@ class Filter:
                 not (growth == 0 or 2 <= growth <= 16):
             raise ValueError("growth must be 0 (a filter of fixed size) or an integer "
                              "from 2 to 16")
-        if growth == 0:
-            handle = _checked(_lib.bfc_create, number, capacity, float(fpr))
-        else:
-            handle = _checked(_lib.bfc_create_growing, number, capacity, float(fpr), growth)
-        return cls(handle)
+        return cls._create(number, capacity, float(fpr), growth)
 
     @classmethod
-    def _wrap(cls, handle, v1_utf8):
-        result = cls(handle)
+    def _wrap(cls, result, v1_utf8):
         if v1_utf8:
-            _lib.bfc_set_v1_utf8(handle, True)
+            result._set_v1_utf8(True)
         return result
-
-    def copy(self):
-        """An independent copy."""
-        return Filter(_checked(_lib.bfc_copy, self._handle))
-
-    # ---- keys ---------------------------------------------------------
-
-    def _call(self, key, contains, error=None):
-        """Dispatches one key by its Python type; 1 or 0 for a probe.
-
-        The first attempt passes no error structure (building one costs as
-        much as the probe); a failure is repeated with one, for its
-        message: the library's functions fail the same way every time and
-        change nothing when they do."""
-        h = self._handle
-        e = None if error is None else _ctypes.byref(error)
-        if isinstance(key, bool):
-            result = (_lib.bfc_contains_bool if contains else _lib.bfc_add_bool)(h, key, e)
-        elif isinstance(key, int):
-            if _INT64_MIN <= key <= _INT64_MAX:
-                result = (_lib.bfc_contains_int64 if contains else _lib.bfc_add_int64)(h, key, e)
-            else:
-                text = str(key).encode("ascii")
-                result = (_lib.bfc_contains_str_as if contains else _lib.bfc_add_str_as)(
-                    h, 1, text, len(text), e)
-        elif isinstance(key, float):
-            result = (_lib.bfc_contains_double if contains else _lib.bfc_add_double)(h, key, e)
-        elif isinstance(key, str):
-            text = key.encode("utf-8")
-            result = (_lib.bfc_contains_text if contains else _lib.bfc_add_text)(
-                h, text, len(text), e)
-        elif isinstance(key, (bytes, bytearray, memoryview)):
-            data = bytes(key)
-            result = (_lib.bfc_contains_bytea if contains else _lib.bfc_add_bytea)(
-                h, data, len(data), e)
-        elif isinstance(key, _uuid.UUID):
-            result = (_lib.bfc_contains_uuid if contains else _lib.bfc_add_uuid)(h, key.bytes, e)
-        elif isinstance(key, _decimal.Decimal):
-            text = _number_text(key)
-            result = (_lib.bfc_contains_str_as if contains else _lib.bfc_add_str_as)(
-                h, 1, text, len(text), e)
-        elif isinstance(key, _datetime.datetime):
-            kind, value = _microseconds(key)
-            result = (_lib.bfc_contains_timestamp if contains else _lib.bfc_add_timestamp)(
-                h, kind, value, e)
-        elif isinstance(key, _datetime.date):
-            days = (key - _EPOCH_DATE).days
-            result = (_lib.bfc_contains_date if contains else _lib.bfc_add_date)(h, days, e)
-        else:
-            raise TypeError("bloomfilter keys are int, decimal.Decimal, float, str, bytes, "
-                            "uuid.UUID, bool, datetime.date or datetime.datetime, not %s"
-                            % type(key).__name__)
-        if result < 0:
-            if error is None:
-                error = _Error()
-                self._call(key, contains, error)
-            _raise(error)
-        return result
-
-    def contains(self, key):
-        """False if ``key`` was certainly never added; True if it may have
-        been (the same answer ``bloom_contains`` gives in the server)."""
-        return self._call(key, True) == 1
-
-    __contains__ = contains
-
-    def add(self, key):
-        """Adds ``key``; the filter takes the key's kind if it had none."""
-        self._call(key, False)
-
-    def contains_str(self, text):
-        """The key spelled as text, read as the server's input function for
-        the filter's kind would read it: "0.50" or "5e-1" for a number
-        filter, a uuid in either case with or without braces, "yes" for a
-        boolean, "\\x00ff" for bytea, ISO 8601 for dates and timestamps
-        (see the README for what is refused).  For keys that arrive as
-        strings.  A filter with no kind yet answers False."""
-        data = text.encode("utf-8")
-        return _checked(_lib.bfc_contains_str, self._handle, data, len(data)) == 1
-
-    def add_str(self, text):
-        """Adds the key spelled as text, read as :meth:`contains_str` reads
-        it; the filter needs a kind (from :meth:`empty` or a first key)."""
-        data = text.encode("utf-8")
-        _checked(_lib.bfc_add_str, self._handle, data, len(data))
-
-    def contains_many(self, keys):
-        """``[self.contains(k) for k in keys]``, in one call into the
-        library when the keys are all of one type (int, float, str, bytes
-        or uuid.UUID)."""
-        keys = keys if isinstance(keys, (list, tuple)) else list(keys)
-        return [b == 1 for b in self._probe_many(keys)]
-
-    def _probe_many(self, keys):
-        """contains_many's answers as a bytearray of 1 and 0, keys a list."""
-        n = len(keys)
-        if n == 0:
-            return bytearray()
-        types = set(map(type, keys))
-        out = bytearray(n)
-        out_pointer = (_ctypes.c_uint8 * n).from_buffer(out)
-        error = _Error()
-        e = _ctypes.byref(error)
-        status = None
-        if types == {int}:
-            try:
-                packed = _array.array("q", keys)
-            except OverflowError:
-                packed = None
-            if packed is not None:
-                status = _lib.bfc_contains_int64_many(
-                    self._handle, packed.buffer_info()[0], n, out_pointer, e)
-        elif types == {float}:
-            packed = _array.array("d", keys)
-            status = _lib.bfc_contains_double_many(
-                self._handle, packed.buffer_info()[0], n, out_pointer, e)
-        elif types == {_uuid.UUID}:
-            status = _lib.bfc_contains_uuid_many(
-                self._handle, b"".join([k.bytes for k in keys]), n, out_pointer, e)
-        elif types == {str} or types <= {bytes, bytearray}:
-            if types == {str}:
-                encoded = [k.encode("utf-8") for k in keys]
-                kind = 3
-            else:
-                encoded = keys
-                kind = 4
-            offsets = _array.array("Q", [0])
-            offsets.extend(_itertools.accumulate(map(len, encoded)))
-            status = _lib.bfc_contains_packed(
-                self._handle, kind, b"".join(encoded), offsets.buffer_info()[0], n,
-                out_pointer, e)
-        if status is None:
-            return bytearray(self._call(key, True) for key in keys)
-        if status < 0:
-            _raise(error)
-        return out
-
-    def add_many(self, keys):
-        """Adds every key of ``keys``, in one call for a list of ints."""
-        keys = keys if isinstance(keys, (list, tuple)) else list(keys)
-        if keys and set(map(type, keys)) == {int}:
-            try:
-                packed = _array.array("q", keys)
-            except OverflowError:
-                packed = None
-            if packed is not None:
-                _checked(_lib.bfc_add_int64_many, self._handle, packed.buffer_info()[0],
-                         len(keys))
-                return
-        for key in keys:
-            self._call(key, False)
 
     # ---- combining ------------------------------------------------------
 
@@ -513,69 +216,15 @@ class Filter:
         return result
 
     __or__ = union
+    __ior__ = _c.Filter.update
+    __bytes__ = _c.Filter.to_bytes
 
-    def update(self, other):
-        """Adds the keys of ``other`` to this filter (an in-place union)."""
-        _checked(_lib.bfc_union, self._handle, other._handle)
-        return self
-
-    __ior__ = update
-
-    def apply_changes(self, delta):
-        """Applies a delta of the ``bloomfilter`` index this filter is a copy
-        of: ``delta`` from ``bloom_index_changes(index, since,
-        since_timeline, since_build)``, to a copy loaded from
-        ``bloom_index_snapshot(index)`` and brought up to ``since``.  The filter then holds every key the index held at the
-        delta's ``upto`` (a growing filter takes the index's new segments).
-
-        Applied whole or not at all: a damaged delta raises
-        :class:`InvalidFilterError`, one of another filter (the index was
-        rebuilt, or it is another index's) :class:`DeltaMismatchError`, and
-        the filter is then unchanged.  :class:`LiveFilter` does this for
-        you."""
-        data = bytes(delta)
-        _checked(_lib.bfc_apply_changes, self._handle, data, len(data))
-        return self
-
-    # ---- serialising and inspecting -------------------------------------
-
-    def to_bytes(self):
-        """The binary form, for ``%s::bytea::bloom`` or a bytea column."""
-        length = _ctypes.c_size_t()
-        pointer = _lib.bfc_bytes(self._handle, _ctypes.byref(length))
-        return _ctypes.string_at(pointer, length.value)
-
-    __bytes__ = to_bytes
-
-    def to_text(self):
-        """The text form, ``bloom:`` and base64, as the server prints it."""
-        buffer = _ctypes.create_string_buffer(_lib.bfc_text_size(self._handle))
-        length = _lib.bfc_write_text(self._handle, buffer)
-        return buffer.raw[:length].decode("ascii")
+    # ---- inspecting -----------------------------------------------------
 
     @property
     def kind(self):
         """The kind of the filter's keys ("number", ...), or "none"."""
-        return _KIND_NAMES.get(_lib.bfc_filter_kind(self._handle), "unknown")
-
-    def info(self):
-        """The fields of the server's ``bloom_info(filter)``, as a dict:
-        for a growing filter, layout "chained", bits and capacity summed
-        over its segments and hashes its last segment's; ``segments`` (1
-        for a filter of fixed size) and ``growth`` (None for one)."""
-        info = _Info()
-        _lib.bfc_get_info(self._handle, _ctypes.byref(info))
-        result = {}
-        for name, _ in _Info._fields_:
-            value = getattr(info, name)
-            if isinstance(value, bytes):
-                value = value.decode("ascii")
-            result[name] = value
-        if result["key_environment"] == "":
-            result["key_environment"] = None
-        result["segments"] = _lib.bfc_segments(self._handle)
-        result["growth"] = _lib.bfc_growth(self._handle) or None
-        return result
+        return _KIND_NAMES.get(self._kind_number(), "unknown")
 
     def __eq__(self, other):
         if not isinstance(other, Filter):

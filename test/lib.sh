@@ -224,7 +224,7 @@ ensure_postgresql() {
 ensure_build_tools() {
 	set_pg_major || return 1
 	ensure_postgresql make gcc libc6-dev "postgresql-server-dev-$PG_MAJOR" libxxhash-dev \
-		libpq-dev "$@"
+		libpq-dev python3-dev python3-setuptools "$@"
 }
 
 # extension_installed: whether bloomfilter is installed for that server.

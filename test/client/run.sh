@@ -252,10 +252,13 @@ cli_tests() {
 }
 
 # make install-client into a staging directory: the header, both libraries
-# and the CLI, usable from there with -lbloomfilter, from C and Python.
+# and the CLI, usable from there with -lbloomfilter, from C; with PYTHONDIR,
+# the Python module and its compiled half, which python3 imports from there
+# alone (not from the source tree).
 install_client() {
-	local root=$work/staging prefix=/usr/local
-	make -s -C "$REPO" install-client DESTDIR="$root" PREFIX="$prefix" >"$work/install.log" 2>&1 ||
+	local root=$work/staging prefix=/usr/local pydir=/usr/local/lib/bloomfilter-python
+	make -s -C "$REPO" install-client DESTDIR="$root" PREFIX="$prefix" PYTHONDIR="$pydir" \
+		>"$work/install.log" 2>&1 ||
 		{ not_ok "make install-client"; sed 's/^/#   /' "$work/install.log" | tail -n 5; return; }
 	cat >"$work/installed.c" <<'EOF'
 #include <stdio.h>
@@ -274,28 +277,45 @@ EOF
 	if gcc -I"$root$prefix/include" -o "$work/installed" "$work/installed.c" -L"$root$prefix/lib" -lbloomfilter &&
 		[ "$(LD_LIBRARY_PATH="$root$prefix/lib" "$work/installed")" = 10 ] &&
 		[ -x "$root$prefix/bin/bloomfilter-cli" ] && [ -f "$root$prefix/lib/libbloomfilter.a" ] &&
-		[ "$(cd "$work" && BLOOMFILTER_LIB="$root$prefix/lib/libbloomfilter.so" PYTHONPATH="$REPO/python" \
-			"$PYTHON" -c 'import bloomfilter; print(bloomfilter.Filter.empty("text", 10).kind)')" = text ]; then
-		ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+		[ "$(cd "$work" && PYTHONPATH="$root$pydir" "$PYTHON" -c 'import bloomfilter, _bloomfilter
+print(bloomfilter.__file__.startswith(__import__("sys").argv[1]), _bloomfilter.__file__.startswith(__import__("sys").argv[1]), bloomfilter.Filter.empty("text", 10).kind)' "$root$pydir")" = "True True text" ]; then
+		ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) uses, and with PYTHONDIR the Python module and its compiled half"
 	else
-		not_ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) and Python (BLOOMFILTER_LIB) use"
+		not_ok "make install-client installs a header, libraries and the CLI that C (-lbloomfilter) uses, and with PYTHONDIR the Python module and its compiled half"
 	fi
 }
 
 # After make and make client, python3 at the top of the tree, with python/
-# on PYTHONPATH as docs/client.md says, imports the Python module and finds
-# its library in client/: the server's bloomfilter.so, which make builds in
+# on PYTHONPATH as docs/client.md says, imports the Python module and its
+# compiled half, built beside it by make client: the server's bloomfilter.so, which make builds in
 # build/, is not in python3's current directory, which comes first.
 python_at_top() {
 	local got
 	make -s -C "$REPO" with_llvm=no >"$work/make.log" 2>&1 ||
 		{ not_ok "make builds the server's module"; show_logs "$work/make.log"; return; }
-	got=$(cd "$REPO" && env -u BLOOMFILTER_LIB PYTHONPATH=python "$PYTHON" -c 'import bloomfilter
+	got=$(cd "$REPO" && PYTHONPATH=python "$PYTHON" -c 'import bloomfilter
 print(bloomfilter.__file__)
 print(bloomfilter.Filter.empty("text", 10).kind)' 2>&1)
-	check "python3 at the top of the tree, after make and make client, imports python/bloomfilter.py (not the server's module) and its library" \
+	check "python3 at the top of the tree, after make and make client, imports python/bloomfilter.py (not the server's module) and its compiled half" \
 		[ "$got" = "$REPO/python/bloomfilter.py"$'\n'text ] ||
 		printf '%s\n' "$got" | tail -n 5 | sed 's/^/#   /'
+}
+
+# bloomfilter.py without its compiled half, or with one of another
+# interface (a stale build): an ImportError that says how to build it.
+python_module_missing_or_stale() {
+	local d=$work/lonely missing stale
+	mkdir -p "$d/missing" "$d/stale" && cp "$REPO/python/bloomfilter.py" "$d/missing/" &&
+		cp "$REPO/python/bloomfilter.py" "$d/stale/" && echo 'INTERFACE = 0' >"$d/stale/_bloomfilter.py" ||
+		{ not_ok "copying bloomfilter.py alone"; return; }
+	missing=$(cd / && PYTHONPATH="$d/missing" "$PYTHON" -c 'import bloomfilter' 2>&1 | tail -n 1)
+	stale=$(cd / && PYTHONPATH="$d/stale" "$PYTHON" -c 'import bloomfilter' 2>&1 | tail -n 1)
+	check "bloomfilter.py without its compiled module: an ImportError saying to run pip install or make client" \
+		grep -q '^ImportError: bloomfilter: the compiled module _bloomfilter is missing.*pip install ./python.*make client' <<<"$missing" ||
+		echo "#   $missing"
+	check "bloomfilter.py with a stale compiled module: an ImportError saying to rebuild it" \
+		grep -q '^ImportError: bloomfilter: the compiled module .* is stale.*make client' <<<"$stale" ||
+		echo "#   $stale"
 }
 
 # The ```sh, ```c and ```python blocks of docs/client.md's sections "Using
@@ -390,6 +410,7 @@ main() {
 	cli_tests
 	install_client
 	python_at_top
+	python_module_missing_or_stale
 	readme_examples
 	bash "$REPO/bench/client.sh" 2>&1 | grep '^#'
 	finish_timed

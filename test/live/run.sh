@@ -7,6 +7,12 @@
 # index byte for byte, 0 misses of committed keys while writers insert,
 # REINDEX, write-through across a reload, the staleness bound with the
 # server stopped and restarted, the CLI's file replaced atomically.
+# Then the package as a user installs it: python/ and the C sources it
+# builds from, copied alone, pip installed into a fresh venv
+# (`python3 -m venv --system-site-packages`, `pip install
+# --no-build-isolation --no-index`: Debian's setuptools, no index), and
+# venv_check.py run there: its compiled module, a LiveFilter following an
+# index, a Filter answering as the server.
 #
 #   bash test/live/run.sh       # as root (the cluster runs as postgres); 15-20 s
 #
@@ -35,11 +41,34 @@ start_cluster() {
 		cluster_scripts "$work"
 }
 
+# The package's directory and the sources its setup.py finds above it, as
+# git has them (no in-place build of the module comes along), in $work;
+# then a venv that sees Debian's python3-psycopg, and pip's build there.
+venv_install() {
+	mkdir "$work/package" &&
+		(cd "$REPO" && git ls-files python src/core client | tar -cf - -T -) | tar -C "$work/package" -xf - &&
+		! compgen -G "$work/package/python/*.so" >/dev/null &&
+		"$PYTHON" -m venv --system-site-packages "$work/venv" &&
+		(cd "$work" && timeout 300 "$work/venv/bin/pip" install --no-build-isolation --no-index \
+			"$work/package/python") >"$work/pip.log" 2>&1 && return 0
+	sed 's/^/#   /' "$work/pip.log" 2>/dev/null | tail -n 20
+	return 1
+}
+
+venv_checks() {
+	local status
+	(cd "$work" && "$work/venv/bin/python" "$HERE/venv_check.py" --host "$work" --port "$PORT" \
+		--venv "$work/venv") >"$work/venv.out" 2>&1
+	status=$?
+	count_checks "$work/venv.out" "$status" venv_check.py
+}
+
 main() {
 	local status build_log
 	cleanup_on_exit
-	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-psycopg ||
-		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg"; finish_timed; }
+	ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-dev \
+		python3-setuptools python3-venv python3-pip python3-psycopg ||
+		{ not_ok "installing PostgreSQL, gcc, libxxhash-dev, libpq-dev, make, python3, python3-dev, python3-setuptools, python3-venv, python3-pip and python3-psycopg"; finish_timed; }
 	if ! extension_installed; then
 		not_ok "bloomfilter is not installed (run make install first)"
 		finish_timed
@@ -62,6 +91,9 @@ main() {
 		--work "$work/files" --stop "$work/stop.sh" --start "$work/start.sh" >"$work/live.out" 2>&1
 	status=$?
 	count_checks "$work/live.out" "$status" live_test.py
+	if check "pip install of python/ into a fresh venv builds the compiled module" venv_install; then
+		venv_checks
+	fi
 	finish_timed
 }
 

@@ -199,12 +199,14 @@ deb_has_extension_files() {
 }
 
 client_deb_has_its_files() {
-	local listing path multiarch
+	local listing path multiarch ext_suffix
 	multiarch=$(dpkg-architecture -q DEB_HOST_MULTIARCH)
+	ext_suffix=$(/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
 	listing=$(dpkg-deb -c "$client_deb" | awk '{ print $NF }')
 	for path in /usr/bin/bloomfilter-cli /usr/include/bloomfilter.h \
 		"/usr/lib/$multiarch/libbloomfilter.so.1" "/usr/lib/$multiarch/libbloomfilter.a" \
-		/usr/lib/python3/dist-packages/bloomfilter.py /usr/share/doc/$CLIENT_PACKAGE/copyright \
+		/usr/lib/python3/dist-packages/bloomfilter.py \
+		"/usr/lib/python3/dist-packages/_bloomfilter$ext_suffix" /usr/share/doc/$CLIENT_PACKAGE/copyright \
 		/usr/share/doc/$CLIENT_PACKAGE/docs/client.md /usr/share/man/man1/bloomfilter-cli.1.gz; do
 		grep -qxF ".$path" <<<"$listing" || { echo "  missing from the client .deb: $path"; return 1; }
 	done
@@ -410,7 +412,7 @@ main() {
 	check "$PACKAGE .deb produced" find_deb || finish
 	check ".deb ships the control file, install scripts, module, copyright and docs" deb_has_extension_files
 	check ".deb depends on postgresql-$PG_MAJOR and not on libxxhash" deb_depends_right
-	check "$CLIENT_PACKAGE .deb ships the library, header, CLI, Python module, copyright and manual page" \
+	check "$CLIENT_PACKAGE .deb ships the library, header, CLI, Python module and its compiled half, copyright and manual page" \
 		client_deb_has_its_files
 	check "lintian reports no error" lintian_clean
 

@@ -82,8 +82,9 @@ writers() {
 main() {
 	local primary standby until line syncs=0 client
 	cleanup_on_exit cleanup
-	ensure_postgresql python3 python3-psycopg libpq-dev make gcc ||
-		{ not_ok "installing PostgreSQL, python3, python3-psycopg, libpq-dev, make and gcc"; finish; }
+	ensure_postgresql python3 python3-dev python3-setuptools python3-psycopg libpq-dev make gcc \
+		libxxhash-dev ||
+		{ not_ok "installing PostgreSQL, python3, python3-dev, python3-setuptools, python3-psycopg, libpq-dev, make, gcc and libxxhash-dev"; finish; }
 	if ! make -s -C "$REPO" client >"$REPO/test/sync/.build.log" 2>&1; then
 		cat "$REPO/test/sync/.build.log"
 		not_ok "make client"
