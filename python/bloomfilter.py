@@ -72,7 +72,7 @@ if getattr(_c, "INTERFACE", None) != _INTERFACE:
 __all__ = [
     "Filter", "LiveFilter", "SyncResult", "BloomFilterError", "InvalidFilterError",
     "KindError", "UnsupportedKeyError", "KeySyntaxError", "IncompatibleFiltersError",
-    "DeltaMismatchError", "KINDS",
+    "DeltaMismatchError", "ExtensionError", "KINDS",
 ]
 
 #: The key kinds, by bloom_info's names, with their stored numbers.
@@ -250,6 +250,12 @@ _log = _logging.getLogger("bloomfilter")
 _LSN = _re.compile(r"^[0-9A-Fa-f]{1,8}/[0-9A-Fa-f]{1,8}$")
 
 
+def _first_line(error):
+    """An error's message without the server's LINE/HINT lines, for a log line."""
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
+
+
 def _sql_literal(text):
     """``text`` as an E'' string literal, whatever standard_conforming_strings
     says: the index name is spliced into the query, so that no paramstyle
@@ -283,6 +289,41 @@ def _timeline_of(value):
     return timeline
 
 
+class ExtensionError(BloomFilterError):
+    """The database a :class:`LiveFilter` syncs from lacks the extension's
+    functions for following an index: no ``bloomfilter`` extension, one
+    older than 1.1, or one outside the connection's search_path.  The
+    message says which, and what to run; ``__cause__`` is the driver's
+    error."""
+
+
+def _sqlstate(error):
+    """The SQLSTATE of a driver's error, where the driver tells it:
+    psycopg 3 (``sqlstate``), psycopg2 (``pgcode``), pg8000 (the server's
+    fields in ``args[0]``); None for any other error."""
+    for attribute in ("sqlstate", "pgcode"):
+        code = getattr(error, attribute, None)
+        if isinstance(code, str):
+            return code
+    fields = error.args[0] if error.args else None
+    return fields.get("C") if isinstance(fields, dict) else None
+
+
+_UNDEFINED_FUNCTION = "42883"
+_UNDEFINED_TABLE = "42P01"
+
+#: The extension version that has bloom_index_snapshot and bloom_index_changes.
+_FOLLOWING_VERSION = (1, 1)
+
+
+def _version_tuple(text):
+    return tuple(int(part) for part in _re.findall(r"\d+", text))
+
+
+def _positive_seconds(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0
+
+
 class LiveFilter:
     """A copy of a ``bloomfilter`` index's filter kept current from the
     index's changes, with a bound on how stale its answers may be.
@@ -314,7 +355,8 @@ class LiveFilter:
     seconds before a probe into a "definitely absent".
 
     ``refresh_interval`` (seconds): sync in a background daemon thread that
-    often (keep it well below ``max_staleness``); its failures are kept in
+    often (below ``max_staleness``, a ValueError otherwise; a quarter of
+    it, say); its failures are kept in
     :attr:`last_error`, and the next round tries again.  Without it, call
     :meth:`sync` yourself.  :meth:`close` (or leaving a ``with`` block)
     stops the thread; a connection given stays open, as it is the
@@ -329,25 +371,32 @@ class LiveFilter:
     copy's position reaches it (a key added without one is kept as long as
     the copy follows a standby).
 
+    Saying when it is off: the guard's state is "fresh" (answers from the
+    copy) or "stale" (every answer forced to True).  Each change is logged
+    once on the ``bloomfilter`` logger, a WARNING when it turns stale with
+    the reason (a sync failed, with the error; the index was dropped; the
+    copy went stale with no sync failing, a sync hanging), an INFO when it
+    is fresh again, and passed to ``on_state_change(state, reason)`` if
+    given (what it raises is logged, never stops a sync).  Each failed
+    sync is a DEBUG record.  :meth:`stats` counts syncs, errors and the
+    answers forced to True.
+
     Thread-safe: probes, adds and syncs may come from any threads.  The
     first sync runs in the constructor (``initial_sync=False`` starts with
-    the guard off, answering True until a sync succeeds).
+    the guard off, answering True until a sync succeeds).  A database
+    without the extension's functions (none, or older than 1.1) is an
+    :class:`ExtensionError` saying what to run.
     """
 
     def __init__(self, conn, index, max_staleness=2.0, refresh_interval=None, *,
-                 initial_sync=True):
-        if not (isinstance(max_staleness, (int, float)) and max_staleness > 0):
-            raise ValueError("max_staleness must be a positive number of seconds")
-        if refresh_interval is not None and not (
-                isinstance(refresh_interval, (int, float)) and refresh_interval > 0):
-            raise ValueError("refresh_interval must be a positive number of seconds or None")
-        if callable(conn) and not hasattr(conn, "cursor"):
-            self._connect = conn
-            self._conn = None
-        else:
-            self._connect = None
-            self._conn = conn
+                 initial_sync=True, on_state_change=None):
+        self._check_timing(max_staleness, refresh_interval)
+        if on_state_change is not None and not callable(on_state_change):
+            raise TypeError("on_state_change must be a function of (state, reason), or None")
+        self._connect, self._conn = self._connection_of(conn)
+        self._on_state_change = on_state_change
         self._index = str(index)
+        self._name = "bloomfilter.LiveFilter(%s)" % self._index
         self.max_staleness = float(max_staleness)
         self.refresh_interval = refresh_interval
         self._lock = _threading.Lock()      # the copy, the written keys, the times
@@ -363,6 +412,10 @@ class LiveFilter:
         self._side = None                   # a Filter of the written keys
         self._side_room = 0
         self.last_error = None
+        self._counts = _collections.Counter()   # stats(): syncs, reloads, errors, bytes
+        self._forced_maybes = 0             # answers forced to True, counted under _lock
+        self._state = None                  # as last reported: None (no sync tried), "fresh", "stale"
+        self._state_lock = _threading.RLock()   # reports in order; a callback may ask stats()
         self._stop = _threading.Event()
         self._thread = None
         if initial_sync:
@@ -372,6 +425,36 @@ class LiveFilter:
                 target=self._refresh_loop, name="bloomfilter.LiveFilter(%s)" % self._index,
                 daemon=True)
             self._thread.start()
+
+    @staticmethod
+    def _check_timing(max_staleness, refresh_interval):
+        if not _positive_seconds(max_staleness):
+            raise ValueError("max_staleness must be a positive number of seconds")
+        if refresh_interval is None:
+            return
+        if not _positive_seconds(refresh_interval):
+            raise ValueError("refresh_interval must be a positive number of seconds or None")
+        if refresh_interval >= max_staleness:
+            raise ValueError(
+                "refresh_interval (%g s) must be below max_staleness (%g s): the copy would go "
+                "stale before each sync, and the guard answer True for every key between syncs; "
+                "a quarter of max_staleness leaves room for a slow or failed sync"
+                % (refresh_interval, max_staleness))
+
+    @staticmethod
+    def _connection_of(conn):
+        """(connection function, connection): one of them None."""
+        if isinstance(conn, (str, bytes)):
+            raise TypeError(
+                "LiveFilter takes a connection, not a connection string: pass a DB-API "
+                "connection, or better a function returning one, e.g. "
+                "lambda: psycopg.connect(dsn), so that the guard reconnects by itself")
+        if hasattr(conn, "cursor"):
+            return None, conn
+        if callable(conn):
+            return conn, None
+        raise TypeError("LiveFilter takes a DB-API connection (with cursor()) or a function "
+                        "returning one, not %s" % type(conn).__name__)
 
     # ---- syncing ------------------------------------------------------------
 
@@ -415,7 +498,8 @@ class LiveFilter:
     def sync(self):
         """Brings the copy up to date: a snapshot when there is none or the
         server says to reload, else the changes since the copy's position.
-        Returns a :class:`SyncResult`; raises what the driver raises (the
+        Returns a :class:`SyncResult`; raises what the driver raises, or
+        :class:`ExtensionError` for a database without the functions (the
         copy and its age are then unchanged).  Runs in the caller's thread,
         one sync at a time."""
         with self._sync_lock:
@@ -465,10 +549,15 @@ class LiveFilter:
                         self._lsn = upto
                         self._timeline = timeline
                         self._build = build
-            except BaseException:
+            except BaseException as error:
                 self._end_transaction()
+                explained = self._explained(error)
                 self._drop_connection()
-                raise
+                if isinstance(error, Exception):
+                    self._sync_failed(explained)
+                if explained is error:
+                    raise
+                raise explained from error
             self._end_transaction()
             with self._lock:
                 self._synced_at = started
@@ -476,8 +565,54 @@ class LiveFilter:
                 self._standby = standby
                 self._forget_written(started)
                 result = SyncResult(self._lsn, reload, fetched)
+                self._count_sync(result)
             self.last_error = None
+            self._report_state()
             return result
+
+    def _explained(self, error):
+        """What a failed sync raises: the driver's error, but for functions
+        the server lacks (SQLSTATE 42883: no extension, or one too old) an
+        ExtensionError that says what to run."""
+        if not isinstance(error, Exception) or _sqlstate(error) != _UNDEFINED_FUNCTION:
+            return error
+        return ExtensionError(self._missing_functions_advice())
+
+    def _missing_functions_advice(self):
+        """Why the server has no bloom_index_snapshot, from pg_extension."""
+        try:
+            row = self._query("SELECT e.extversion, n.nspname FROM pg_extension e "
+                              "JOIN pg_namespace n ON n.oid = e.extnamespace "
+                              "WHERE e.extname = 'bloomfilter'")
+        except Exception:
+            return ("the server has no bloom_index_snapshot(regclass) for LiveFilter: run "
+                    "CREATE EXTENSION bloomfilter in the database, or ALTER EXTENSION "
+                    "bloomfilter UPDATE if it is older than 1.1")
+        finally:
+            self._end_transaction()
+        if row is None:
+            return ("the database has no bloomfilter extension, which LiveFilter follows the "
+                    "index through: run CREATE EXTENSION bloomfilter in it")
+        version, schema = str(row[0]), str(row[1])
+        if _version_tuple(version) < _FOLLOWING_VERSION:
+            return ("the database's bloomfilter extension is version %s, and LiveFilter needs "
+                    "1.1 or later (bloom_index_snapshot, bloom_index_changes): run ALTER "
+                    "EXTENSION bloomfilter UPDATE" % version)
+        return ("the bloomfilter extension is in schema %s, which is not on the connection's "
+                "search_path: add it there (ALTER ROLE ... SET search_path)" % schema)
+
+    def _count_sync(self, result):
+        """Counts a successful sync for stats(); under _lock."""
+        self._counts["syncs"] += 1
+        self._counts["reloads"] += result.reload
+        self._counts["bytes_fetched"] += result.bytes
+
+    def _sync_failed(self, error):
+        self.last_error = error
+        with self._lock:
+            self._counts["errors"] += 1
+        _log.debug("%s: sync failed: %s", self._name, _first_line(error))
+        self._report_state()
 
     def _refresh_loop(self):
         wait = 0 if self._synced_at is None else self.refresh_interval
@@ -580,6 +715,11 @@ class LiveFilter:
         return self._synced_at is None or \
             _time.monotonic() - self._synced_at > self.max_staleness
 
+    def _noticed_off(self):
+        """A probe found the guard off: the first to see it reports it."""
+        if self._state != "stale":
+            self._report_state()
+
     def contains(self, key):
         """False only if ``key`` is certainly not in the index: the copy
         lacks it, no write-through added it, and the copy is fresh (its last
@@ -590,14 +730,16 @@ class LiveFilter:
         lock.acquire()
         try:
             synced_at = self._synced_at
-            if synced_at is None or _time.monotonic() - synced_at > self.max_staleness:
-                return True
-            if self._filter._call(key, True) == 1:
-                return True
-            side = self._side
-            return side is not None and side._call(key, True) == 1
+            if synced_at is not None and _time.monotonic() - synced_at <= self.max_staleness:
+                if self._filter._call(key, True) == 1:
+                    return True
+                side = self._side
+                return side is not None and side._call(key, True) == 1
+            self._forced_maybes += 1
         finally:
             lock.release()
+        self._noticed_off()
+        return True
 
     __contains__ = contains
 
@@ -606,14 +748,19 @@ class LiveFilter:
         for keys of one type (see :meth:`Filter.contains_many`)."""
         keys = keys if isinstance(keys, (list, tuple)) else list(keys)
         with self._lock:
-            if self._guard_off():
-                return [True] * len(keys)
-            found = self._filter._probe_many(keys)
-            if self._side is not None and keys:
-                # either filter's "maybe", OR-ed a machine word at a time
-                either = int.from_bytes(found, "little") | \
-                    int.from_bytes(self._side._probe_many(keys), "little")
-                found = either.to_bytes(len(found), "little")
+            off = self._guard_off()
+            if off:
+                self._forced_maybes += len(keys)
+            else:
+                found = self._filter._probe_many(keys)
+                if self._side is not None and keys:
+                    # either filter's "maybe", OR-ed a machine word at a time
+                    either = int.from_bytes(found, "little") | \
+                        int.from_bytes(self._side._probe_many(keys), "little")
+                    found = either.to_bytes(len(found), "little")
+        if off:
+            self._noticed_off()
+            return [True] * len(keys)
         return list(map(bool, found))
 
     # ---- state ----------------------------------------------------------------
@@ -648,6 +795,73 @@ class LiveFilter:
             if self._synced_at is None:
                 return None
             return _time.monotonic() - self._synced_at
+
+    def stats(self):
+        """Counters since construction, to export to a monitor: ``syncs``
+        (successful), ``reloads`` (those that loaded a snapshot),
+        ``errors`` (failed syncs), ``forced_maybes`` (answers forced to True
+        by a stale or missing copy), ``bytes_fetched``, ``staleness`` (as
+        :attr:`staleness`) and ``fresh`` (whether the guard is on)."""
+        self._report_state()    # a monitor polling this sees a change as it comes
+        with self._lock:
+            staleness = None if self._synced_at is None else _time.monotonic() - self._synced_at
+            return {
+                "syncs": self._counts["syncs"],
+                "reloads": self._counts["reloads"],
+                "errors": self._counts["errors"],
+                "forced_maybes": self._forced_maybes,
+                "bytes_fetched": self._counts["bytes_fetched"],
+                "staleness": staleness,
+                "fresh": staleness is not None and staleness <= self.max_staleness,
+            }
+
+    # ---- saying when the guard is off ----------------------------------------
+
+    def _current_state(self):
+        """("fresh" or "stale", why), or (None, None) before any sync was
+        tried: the guard starts off, which is no news."""
+        with self._lock:
+            synced_at = self._synced_at
+            lsn = self._lsn
+        error = self.last_error
+        if synced_at is not None and _time.monotonic() - synced_at <= self.max_staleness:
+            return "fresh", "a sync succeeded, the copy is at %s" % lsn
+        if synced_at is None and error is None:
+            return None, None
+        return "stale", self._stale_reason(synced_at, error)
+
+    def _stale_reason(self, synced_at, error):
+        if synced_at is None:
+            age = "no sync has succeeded"
+        else:
+            age = "no sync succeeded for %.1f s, max_staleness %g s" % (
+                _time.monotonic() - synced_at, self.max_staleness)
+        if error is not None and _sqlstate(error) == _UNDEFINED_TABLE:
+            gone = "the index does not exist" if synced_at is None else "the index was dropped"
+            return "%s (%s): %s; the guard resumes if an index of that name is created" % (
+                gone, _first_line(error), age)
+        if error is not None:
+            return "a sync failed (%s: %s): %s" % (type(error).__name__, _first_line(error), age)
+        return "the copy went stale past max_staleness, a sync under way has not ended: " + age
+
+    def _report_state(self):
+        """Logs a change of the guard's state, and passes it to
+        on_state_change, once: whoever notices it first (a probe, a sync,
+        stats()) reports it; the others find it reported."""
+        with self._state_lock:
+            state, reason = self._current_state()
+            if state is None or state == self._state:
+                return
+            self._state = state
+            if state == "stale":
+                _log.warning("%s: guard off, every key answers True: %s", self._name, reason)
+            else:
+                _log.info("%s: guard on: %s", self._name, reason)
+            if self._on_state_change is not None:
+                try:
+                    self._on_state_change(state, reason)
+                except Exception:
+                    _log.exception("%s: on_state_change raised; the guard goes on", self._name)
 
     def to_filter(self):
         """An independent :class:`Filter`, the copy as the last sync left it

@@ -141,10 +141,10 @@ for core in bloom qfilter delta; do
 done
 
 # The client library and the CLI, built once here for the suites that use
-# them (client, live, sync): their own `make client` finds it built, and two
+# them (client, live, sync, docs): their own `make client` finds it built, and two
 # of them never build it at once.  A failure is theirs to report.
 case " $SUITES " in
-	*" client "* | *" live "* | *" sync "*)
+	*" client "* | *" live "* | *" sync "* | *" docs "*)
 		make -s -j"$make_jobs" client >/dev/null 2>&1
 		;;
 esac

@@ -69,6 +69,16 @@ class OutOfMemoryError extends BloomFilterError {
   constructor(message) { super(message, 'BFC_ERR_NOMEM'); }
 }
 
+/** The database LiveFilter syncs from lacks the functions for following an
+ * index (no bloomfilter extension, or one older than 1.1): the message says
+ * what to run; `cause` is node-postgres's error. */
+class ExtensionError extends BloomFilterError {
+  constructor(message, cause) {
+    super(message, 'BFC_ERR_PARAM');
+    this.cause = cause;
+  }
+}
+
 /** A delta of another filter than the copy it was applied to (another
  * build of the index, or another index): load a new snapshot. */
 class DeltaMismatchError extends BloomFilterError {
@@ -107,4 +117,5 @@ module.exports = {
   IncompatibleFiltersError,
   OutOfMemoryError,
   DeltaMismatchError,
+  ExtensionError,
 };

@@ -1,6 +1,7 @@
 // index.d.ts: the TypeScript declarations of @bloomfilter/client.
 
 /// <reference types="node" />
+import { EventEmitter } from 'events';
 
 /** A key kind, as bloom_info names it. */
 export type KindName =
@@ -147,9 +148,29 @@ export interface SyncResult {
   bytes: number;
 }
 
+/** LiveFilter.stats(): counters since construction. */
+export interface LiveFilterStats {
+  syncs: number;
+  reloads: number;
+  errors: number;
+  /** Answers forced to true by a stale or missing copy. */
+  forcedMaybes: number;
+  bytesFetched: number;
+  staleness: number | null;
+  /** Whether the guard is on. */
+  fresh: boolean;
+}
+
 /** A copy of a bloomfilter index's filter kept current from its changes,
- * with a bound on how stale its answers may be. */
-export class LiveFilter {
+ * with a bound on how stale its answers may be.  Events: 'stale' (the
+ * guard turned off, with why) and 'fresh' (on again), once per change;
+ * 'error' for each failed sync (only if listened to). */
+export class LiveFilter extends EventEmitter {
+  on(event: 'stale' | 'fresh', listener: (reason: string) => void): this;
+  on(event: 'error', listener: (error: Error) => void): this;
+  once(event: 'stale' | 'fresh', listener: (reason: string) => void): this;
+  once(event: 'error', listener: (error: Error) => void): this;
+  stats(): LiveFilterStats;
   constructor(connection: Queryable | (() => Connection | Promise<Connection>), index: string,
     options?: LiveFilterOptions);
   /** A LiveFilter whose first sync has completed. */
@@ -204,3 +225,5 @@ export class TooLargeError extends BloomFilterError { readonly code: 'BFC_ERR_TO
 export class IncompatibleFiltersError extends BloomFilterError { readonly code: 'BFC_ERR_INCOMPATIBLE'; }
 export class OutOfMemoryError extends BloomFilterError { readonly code: 'BFC_ERR_NOMEM'; }
 export class DeltaMismatchError extends BloomFilterError { readonly code: 'BFC_ERR_MISMATCH'; }
+/** No bloomfilter extension (or one older than 1.1) where LiveFilter syncs. */
+export class ExtensionError extends BloomFilterError { readonly code: 'BFC_ERR_PARAM'; readonly cause: unknown; }

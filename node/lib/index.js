@@ -14,6 +14,7 @@ const {
 const {
   CODES, BloomFilterError, InvalidFilterError, KindError, UnsupportedKeyError, KeySyntaxError,
   ParameterError, TooLargeError, IncompatibleFiltersError, OutOfMemoryError, DeltaMismatchError,
+  ExtensionError,
 } = require('./errors');
 
 module.exports = {
@@ -37,4 +38,5 @@ module.exports = {
   IncompatibleFiltersError,
   OutOfMemoryError,
   DeltaMismatchError,
+  ExtensionError,
 };

@@ -10,10 +10,11 @@
 // pg.Client or a pg.Pool), so the package depends on it only as an
 // optional peer.
 
+const { EventEmitter } = require('events');
 const { performance } = require('perf_hooks');
 const { Filter } = require('./filter');
 const {
-  BloomFilterError, DeltaMismatchError, InvalidFilterError, ParameterError,
+  BloomFilterError, DeltaMismatchError, ExtensionError, InvalidFilterError, ParameterError,
 } = require('./errors');
 
 const SNAPSHOT = 'SELECT lsn::text AS lsn, filter::bytea AS filter, timeline::text AS timeline, '
@@ -22,6 +23,56 @@ const CHANGES = 'SELECT upto::text AS upto, reload, delta, timeline::text AS tim
   + 'pg_is_in_recovery() AS standby '
   + 'FROM bloom_index_changes($1::regclass, $2::pg_lsn, $3::bigint, $4::pg_lsn)';
 const LSN = /^[0-9A-Fa-f]{1,8}\/[0-9A-Fa-f]{1,8}$/;
+const EXTENSION = 'SELECT e.extversion AS version, n.nspname AS schema FROM pg_extension e '
+  + "JOIN pg_namespace n ON n.oid = e.extnamespace WHERE e.extname = 'bloomfilter'";
+const UNDEFINED_FUNCTION = '42883';
+const UNDEFINED_TABLE = '42P01';
+const OPTIONS = ['maxStaleness', 'refreshInterval'];
+
+/** The options, checked: a misspelt one would leave a default in place
+ * silently (a guard off 2 s after each sync). */
+function checkedOptions(options) {
+  if (options === undefined) return { maxStaleness: 2, refreshInterval: null };
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`LiveFilter options must be an object of ${OPTIONS.join(', ')}`);
+  }
+  for (const name of Object.keys(options)) {
+    if (!OPTIONS.includes(name)) {
+      throw new TypeError(`LiveFilter: unknown option ${JSON.stringify(name)}; the options are ${OPTIONS.join(', ')}`);
+    }
+  }
+  const maxStaleness = seconds(options.maxStaleness === undefined ? 2 : options.maxStaleness, 'maxStaleness', false);
+  const refreshInterval = seconds(options.refreshInterval, 'refreshInterval', true);
+  if (refreshInterval !== null && refreshInterval >= maxStaleness) {
+    throw new ParameterError(`refreshInterval (${refreshInterval} s) must be below maxStaleness (${maxStaleness} s): `
+      + 'the copy would go stale before each sync, and every answer be true between syncs');
+  }
+  return { maxStaleness, refreshInterval };
+}
+
+/** Whether a connection is a pg.Client never connected: node-postgres
+ * queues its queries until connect(), which nobody will call. */
+function unconnectedClient(conn) {
+  return conn._connected === false && conn._connecting === false && typeof conn.connect === 'function';
+}
+
+/** What the extension's absence or age means, from pg_extension. */
+function extensionAdvice(row) {
+  if (row === undefined) {
+    return 'the database has no bloomfilter extension, which LiveFilter follows the index through: '
+      + 'run CREATE EXTENSION bloomfilter in it';
+  }
+  const [major, minor] = String(row.version).split('.').map(Number);
+  if (major < 1 || (major === 1 && minor < 1)) {
+    return `the database's bloomfilter extension is version ${row.version}, and LiveFilter needs 1.1 or later `
+      + '(bloom_index_snapshot, bloom_index_changes): run ALTER EXTENSION bloomfilter UPDATE';
+  }
+  return `the bloomfilter extension is in schema ${row.schema}, which is not on the connection's search_path`;
+}
+
+function firstLine(error) {
+  return String(error && error.message !== undefined ? error.message : error).split('\n')[0];
+}
 
 function seconds(value, name, allowNull) {
   if (allowNull && (value === null || value === undefined)) return null;
@@ -88,8 +139,10 @@ function positionNumber(text) {
  * LiveFilter(...)` starts with the guard off (every answer true) until a
  * sync succeeds.
  */
-class LiveFilter {
-  constructor(connection, index, { maxStaleness = 2, refreshInterval = null } = {}) {
+class LiveFilter extends EventEmitter {
+  constructor(connection, index, options) {
+    super();
+    const { maxStaleness, refreshInterval } = checkedOptions(options);
     if (connection === null || connection === undefined) {
       throw new ParameterError('LiveFilter needs a pg.Client, a pg.Pool or a function that connects one');
     }
@@ -104,9 +157,13 @@ class LiveFilter {
     }
     if (typeof index !== 'string' || index === '') throw new ParameterError('index must be the name of an index');
     this.index = index;
-    this.maxStaleness = seconds(maxStaleness, 'maxStaleness', false);
-    this.refreshInterval = seconds(refreshInterval, 'refreshInterval', true);
+    this.maxStaleness = maxStaleness;
+    this.refreshInterval = refreshInterval;
     this.lastError = null;
+    this._counts = {
+      syncs: 0, reloads: 0, errors: 0, forcedMaybes: 0, bytesFetched: 0,
+    };
+    this._state = null; // as last reported: null (no sync tried), 'fresh', 'stale' 
     this._filter = null;
     this._lsn = null;
     this._timeline = null;
@@ -124,17 +181,18 @@ class LiveFilter {
   }
 
   /** A LiveFilter whose first sync has completed (its error thrown). */
-  static async open(connection, index, options = {}) {
-    const live = new LiveFilter(connection, index, { ...options, refreshInterval: null });
+  static async open(connection, index, options) {
+    const { maxStaleness, refreshInterval } = checkedOptions(options);
+    const live = new LiveFilter(connection, index, { maxStaleness });
     try {
       await live.sync();
     } catch (error) {
       await live.close();
       throw error;
     }
-    if (options.refreshInterval !== null && options.refreshInterval !== undefined) {
-      live.refreshInterval = seconds(options.refreshInterval, 'refreshInterval', true);
-      live._schedule(live.refreshInterval);
+    if (refreshInterval !== null) {
+      live.refreshInterval = refreshInterval;
+      live._schedule(refreshInterval);
     }
     return live;
   }
@@ -143,6 +201,10 @@ class LiveFilter {
 
   async _query(text, values) {
     if (this._conn === null) this._conn = await this._connect();
+    if (unconnectedClient(this._conn)) {
+      throw new ParameterError('LiveFilter was given a pg.Client that is not connected (its queries would wait '
+        + 'forever): await client.connect() first, or pass a function that returns a connected client');
+    }
     const result = await this._conn.query(text, values);
     return result.rows[0];
   }
@@ -224,15 +286,94 @@ class LiveFilter {
         if (old !== null) old.free();
       }
     } catch (error) {
+      const explained = await this._explained(error);
       await this._dropConnection();
-      throw error;
+      this._syncFailed(explained);
+      throw explained;
     }
     this._syncedAt = started;
     this._lastSync = startedWall;
     this._standby = standby;
     this._forgetWritten(started);
     this.lastError = null;
+    this._counts.syncs++;
+    if (reload) this._counts.reloads++;
+    this._counts.bytesFetched += fetched;
+    this._reportState();
     return { lsn: this._lsn, reload, bytes: fetched };
+  }
+
+  /** What a failed sync rejects with: node-postgres's error, but for
+   * functions the server lacks (no extension, or one too old) a
+   * BloomFilterError that says what to run, the server's as its cause. */
+  async _explained(error) {
+    if (!error || error.code !== UNDEFINED_FUNCTION) return error;
+    let advice;
+    try {
+      advice = extensionAdvice(await this._query(EXTENSION, []));
+    } catch (ignored) {
+      advice = 'the server has no bloom_index_snapshot(regclass) for LiveFilter: run CREATE EXTENSION bloomfilter, '
+        + 'or ALTER EXTENSION bloomfilter UPDATE if it is older than 1.1';
+    }
+    return new ExtensionError(advice, error);
+  }
+
+  _syncFailed(error) {
+    this.lastError = error;
+    this._counts.errors++;
+    // with no listener, 'error' would throw: the failure is in lastError
+    if (this.listenerCount('error') > 0) this._emitSafely('error', error);
+    this._reportState();
+  }
+
+  // ---- saying when the guard is off ----------------------------------------
+
+  /** [state, reason]: 'fresh' or 'stale', or null before any sync was
+   * tried (the guard starts off, which is no news). */
+  _currentState() {
+    if (!this._guardOff()) return ['fresh', `a sync succeeded, the copy is at ${this._lsn}`];
+    const error = this.lastError;
+    if (this._syncedAt === null && error === null) return [null, null];
+    const age = this._syncedAt === null ? 'no sync has succeeded'
+      : `no sync succeeded for ${this.staleness.toFixed(1)} s, maxStaleness ${this.maxStaleness} s`;
+    if (error !== null && error.code === UNDEFINED_TABLE) {
+      const gone = this._syncedAt === null ? 'the index does not exist' : 'the index was dropped';
+      return ['stale', `${gone} (${firstLine(error)}): ${age}; the guard resumes if an index of that name is created`];
+    }
+    if (error !== null) return ['stale', `a sync failed (${firstLine(error)}): ${age}`];
+    return ['stale', `the copy went stale past maxStaleness, a sync under way has not ended: ${age}`];
+  }
+
+  /** Emits 'stale' or 'fresh' once per change, whoever notices it (a
+   * probe, a sync, stats()); a listener that throws is a process warning,
+   * never a failed sync or probe.  With no 'stale' listener, turning off is
+   * a process warning, so that it never goes unsaid. */
+  _reportState() {
+    const [state, reason] = this._currentState();
+    if (state === null || state === this._state) return;
+    this._state = state;
+    if (state === 'stale' && this.listenerCount('stale') === 0) {
+      process.emitWarning(`LiveFilter(${this.index}): guard off, every key answers true: ${reason}`,
+        { code: 'BLOOMFILTER_STALE' });
+      return;
+    }
+    this._emitSafely(state, reason);
+  }
+
+  _emitSafely(event, value) {
+    try {
+      this.emit(event, value);
+    } catch (error) {
+      process.emitWarning(`LiveFilter(${this.index}): a '${event}' listener threw: ${firstLine(error)}`);
+    }
+  }
+
+  /** Counters since construction, for a monitor: syncs (successful),
+   * reloads, errors (failed syncs), forcedMaybes (answers forced to true),
+   * bytesFetched, staleness and fresh (whether the guard is on). */
+  stats() {
+    this._reportState();
+    return { ...this._counts, staleness: this.staleness, fresh: !this._guardOff() };
   }
 
   _schedule(delaySeconds) {
@@ -336,6 +477,14 @@ class LiveFilter {
 
   // ---- probing ------------------------------------------------------------
 
+  /** Counts answers forced to true; the first probe to find the guard off
+   * reports it. */
+  _forced(count, answer) {
+    this._counts.forcedMaybes += count;
+    if (this._state !== 'stale') this._reportState();
+    return answer;
+  }
+
   _guardOff() {
     return this._syncedAt === null || performance.now() - this._syncedAt > this.maxStaleness * 1000;
   }
@@ -344,7 +493,7 @@ class LiveFilter {
    * it, no add() brought it, and the copy is fresh (its last successful
    * sync started at most maxStaleness seconds ago); true otherwise. */
   contains(key) {
-    if (this._guardOff()) return true;
+    if (this._guardOff()) return this._forced(1, true);
     if (this._filter.contains(key)) return true;
     return this._side !== null && this._side.contains(key);
   }
@@ -354,6 +503,7 @@ class LiveFilter {
   containsMany(keys, out) {
     const list = Array.isArray(keys) || ArrayBuffer.isView(keys) ? keys : Array.from(keys);
     if (this._guardOff()) {
+      this._forced(list.length);
       const answers = out === undefined ? new Uint8Array(list.length) : out;
       return answers.fill(answers instanceof Uint8Array ? 1 : true, 0, list.length);
     }

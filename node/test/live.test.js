@@ -241,3 +241,77 @@ test('parameters are checked', () => {
   assert.throws(() => new LiveFilter(conn, 'i', { maxStaleness: 0 }), bf.ParameterError);
   assert.throws(() => new LiveFilter(conn, 'i', { refreshInterval: -1 }), bf.ParameterError);
 });
+
+test('misspelt and unknown options are TypeErrors naming them; refreshInterval must be below maxStaleness', async () => {
+  const conn = new FakeConnection(indexOf([1]));
+  assert.throws(() => new LiveFilter(conn, 'i', { maxStalenes: 2 }), (e) => e instanceof TypeError && /maxStalenes/.test(e.message) && /maxStaleness, refreshInterval/.test(e.message));
+  assert.throws(() => new LiveFilter(conn, 'i', { refreshIntervall: 1 }), TypeError);
+  await assert.rejects(LiveFilter.open(conn, 'i', { refreshIntervall: 1 }), TypeError);
+  assert.throws(() => new LiveFilter(conn, 'i', 2), TypeError);
+  assert.throws(() => new LiveFilter(conn, 'i', { maxStaleness: 1, refreshInterval: 1 }), /must be below maxStaleness/);
+  await assert.rejects(LiveFilter.open(conn, 'i', { maxStaleness: 1, refreshInterval: 2 }), /must be below maxStaleness/);
+});
+
+test('stale and fresh are emitted once per change, error per failed sync; stats() counts forced answers', async () => {
+  const conn = new FakeConnection(indexOf([1]));
+  const events = [];
+  const live = new LiveFilter(conn, 'users_guard', { maxStaleness: 0.15 });
+  live.on('fresh', (reason) => events.push(['fresh', reason]));
+  live.on('stale', (reason) => events.push(['stale', reason]));
+  live.on('error', (error) => events.push(['error', error.message]));
+  await live.sync();
+  assert.equal(live.contains(99), false);
+  assert.equal(live.stats().forcedMaybes, 0);
+  conn.fail = Object.assign(new Error('relation "users_guard" does not exist'), { code: '42P01' });
+  for (let i = 0; i < 4; i++) {
+    await assert.rejects(live.sync());
+    live.contains(99);
+    await sleep(60);
+  }
+  live.contains(99);
+  live.containsMany([98, 99]);
+  const stats = live.stats();
+  assert.deepEqual(events.map((e) => e[0]), ['fresh', 'error', 'error', 'error', 'error', 'stale']);
+  assert.match(events[5][1], /the index was dropped/);
+  assert.equal(stats.errors, 4);
+  assert.equal(stats.syncs, 1);
+  assert.equal(stats.fresh, false);
+  assert.ok(stats.forcedMaybes >= 3, `${stats.forcedMaybes}`);
+  const before = stats.forcedMaybes;
+  live.contains(99);
+  live.containsMany([1, 2, 3]);
+  assert.equal(live.stats().forcedMaybes, before + 4);
+  conn.fail = null;
+  await live.sync();
+  assert.deepEqual(events.map((e) => e[0]).slice(6), ['fresh']);
+  await live.close();
+});
+
+test('without an error listener a failed background sync does not crash; a stale listener that throws breaks nothing', async () => {
+  const conn = new FakeConnection(indexOf([1]));
+  const live = await LiveFilter.open(conn, 'users_guard', { maxStaleness: 0.1, refreshInterval: 0.02 });
+  live.on('stale', () => { throw new Error('listener bug'); });
+  conn.fail = new Error('down');
+  await sleep(200);
+  assert.equal(live.contains(99), true);
+  assert.ok(live.stats().errors >= 2);
+  await live.close();
+});
+
+test('the missing extension says CREATE EXTENSION, an old one ALTER EXTENSION ... UPDATE', async () => {
+  for (const [rows, words] of [[[], /CREATE EXTENSION bloomfilter/], [[{ version: '1.0', schema: 'public' }], /ALTER EXTENSION bloomfilter UPDATE/]]) {
+    const missing = Object.assign(new Error('function bloom_index_snapshot(unknown) does not exist'), { code: '42883' });
+    const conn = {
+      query: async (text) => {
+        if (text.includes('pg_extension')) return { rows };
+        throw missing;
+      },
+    };
+    await assert.rejects(LiveFilter.open(conn, 'i'), (e) => e instanceof bf.ExtensionError && words.test(e.message) && e.cause === missing);
+  }
+});
+
+test('an unconnected pg.Client is refused, not waited on forever', async () => {
+  const client = { _connected: false, _connecting: false, connect() {}, query: () => new Promise(() => {}) };
+  await assert.rejects(LiveFilter.open(client, 'i'), /not connected/);
+});

@@ -1,5 +1,6 @@
 #!/bin/bash
-# test/docs/run.sh: executes every ```sql block of README.md and docs/*.md
+# test/docs/run.sh: executes every ```sql block (and ```python run block) of
+# README.md and docs/*.md
 # against the installed extension, so that documented SQL cannot rot.
 #
 #   bash test/docs/run.sh                       # as root, from anywhere; 10-25 s
@@ -27,6 +28,14 @@
 # that contains the word norun) is an illustration, not a recipe: it is
 # reported as skipped and not counted.  Markdown renderers still highlight it
 # as SQL, since they only read the first word of the info string.
+#
+# Python: a block fenced as ```python run is a program that runs as pasted,
+# in document order among the sql blocks (after them, it sees their
+# tables): Debian's python3 (python3-psycopg) with python/ on PYTHONPATH (the client built by make
+# client) and PG* variables naming the document's database.  Each line it
+# prints must be the comment of its print() call, up to a ':'
+# ("print(x)  # True: why" expects "True").  Other python blocks are left
+# to test/client, which runs docs/client.md's.
 #
 # Output: one line per check, then "N passed, N failed" as the last line;
 # the exit status is non-zero if any check failed.
@@ -95,12 +104,16 @@ extract_blocks() {
 			open_len = len
 			info = fence_rest
 			sub(/^[ \t]+/, "", info)
-			is_sql = (info ~ /^sql([ \t]|$)/)
+			is_python = (info ~ /^python[ \t]+(.*[ \t])?run([ \t]|$)/)
+			is_sql = (info ~ /^sql([ \t]|$)/) || is_python
 			if (is_sql) {
 				n_blocks++
-				out = sprintf("%s/%03d.sql", dir, n_blocks)
+				out = sprintf("%s/%03d.%s", dir, n_blocks, is_python ? "py" : "sql")
 				printf "" > out
-				mode = (info ~ /[ \t]norun([ \t]|$)/) ? "norun" : "run"
+				if (is_python)
+					mode = "python"
+				else
+					mode = (info ~ /[ \t]norun([ \t]|$)/) ? "norun" : "run"
 				print n_blocks, NR, mode
 			}
 			next
@@ -161,6 +174,10 @@ run_document() {
 			echo "# skipped: $label block $number (line $line), marked norun"
 			continue
 		fi
+		if [ "$mode" = python ]; then
+			run_python_block "$label" "$db" "$blocks/$(printf %03d "$number").py" "$number" "$line"
+			continue
+		fi
 		if run_psql -d "$db" -f "$blocks/$(printf %03d "$number").sql" >"$blocks/$number.log" 2>&1; then
 			ok "$label block $number (line $line)"
 			if [ -n "${DOCS_TEST_VERBOSE:-}" ]; then
@@ -171,6 +188,28 @@ run_document() {
 			show_log "$blocks/$number.log"
 		fi
 	done <<<"$manifest"
+}
+
+# Runs a ```python run block as a program against the document's database
+# and compares what it prints with its print() lines' comments.
+run_python_block() {
+	local label=$1 db=$2 file=$3 number=$4 line=$5
+	sed -n 's|^print(.*) *# *\([^:]*\).*$|\1|p' "$file" | sed 's/ *$//' >"$file.expected"
+	if (cd "$WORK" && PYTHONPATH="$repo/python" PGHOST=$WORK PGPORT=$port PGUSER=postgres \
+		PGDATABASE=$db timeout 60 /usr/bin/python3 "$file") >"$file.out" 2>"$file.err" &&
+		[ -s "$file.expected" ] && diff "$file.expected" "$file.out" >"$file.diff"; then
+		ok "$label block $number (line $line), python, prints what its comments say"
+	else
+		not_ok "$label block $number (line $line), python, prints what its comments say"
+		cat "$file.err" "$file.diff" 2>/dev/null | tail -n 15 | sed 's/^/#   /'
+	fi
+}
+
+# The client library, for the python blocks' module: built once.
+build_client() {
+	make -s -C "$repo" client >"$WORK/client.log" 2>&1 && return 0
+	show_log "$WORK/client.log"
+	return 1
 }
 
 # True if a runnable block of the document installs the extension itself.
@@ -194,12 +233,16 @@ main() {
 		finish
 	fi
 	# The server of pg_config's major; sets PGBIN.
-	if ! ensure_postgresql; then
-		not_ok "postgresql-${PG_MAJOR:-NN} installed"
+	if ! ensure_postgresql gcc libc6-dev libxxhash-dev libpq-dev make python3 python3-psycopg; then
+		not_ok "postgresql-${PG_MAJOR:-NN}, gcc, libxxhash-dev, libpq-dev, make, python3 and python3-psycopg installed"
 		finish
 	fi
 	if ! start_cluster; then
 		not_ok "start a throwaway cluster"
+		finish
+	fi
+	if ! build_client; then
+		not_ok "make client builds the library the python blocks use"
 		finish
 	fi
 	for doc in "$repo/README.md" "$repo"/docs/*.md; do

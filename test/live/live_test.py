@@ -20,10 +20,20 @@ Checks, one "ok - ..." / "not ok - ..." line each:
     absent keys once max_staleness has passed, a background refresh
     records its failures, and after a restart the guard resumes by itself
     (connection function), and the CLI's follower reconnects;
+  - saying when the guard is off: one WARNING record (logger
+    "bloomfilter") when it turns off after DROP INDEX ("the index was
+    dropped") and after a dead connection (a connection function that
+    raises), whatever the failed rounds and probes, one INFO when it is
+    back; on_state_change called once per change, its exceptions logged;
+    stats() counting syncs, errors and every answer forced to True;
+  - construction errors: refresh_interval >= max_staleness, a DSN string,
+    a database without the extension ("CREATE EXTENSION bloomfilter") and
+    one of version 1.0 ("ALTER EXTENSION bloomfilter UPDATE");
   - bloomfilter-cli sync: --count, the file always whole while replaced,
     no temporary file left, an unknown index is status 1.
 """
 import argparse
+import logging
 import os
 import subprocess
 import sys
@@ -473,6 +483,190 @@ def test_apply_changes(table):
           "filter again" % len(delta))
 
 
+class Records(logging.Handler):
+    """The bloomfilter logger's records about one index's guards."""
+
+    def __init__(self, index):
+        super().__init__(logging.DEBUG)
+        self.tag = "bloomfilter.LiveFilter(%s)" % index
+        self.records = []
+        logger = logging.getLogger("bloomfilter")
+        logger.setLevel(logging.DEBUG)
+        logger.addHandler(self)
+
+    def emit(self, record):
+        if self.tag in record.getMessage():
+            self.records.append(record)
+
+    def at(self, level):
+        return [r.getMessage() for r in self.records if r.levelno == level]
+
+    def close(self):
+        logging.getLogger("bloomfilter").removeHandler(self)
+        super().close()
+
+
+def fail_for(guard, seconds):
+    """Syncs by hand, each failing, and probes, for a while: the guard's
+    state changes once however many rounds fail."""
+    failures = 0
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            guard.sync()
+        except Exception:
+            failures += 1
+        guard.contains(-1)
+        guard.contains_many([-1, -2])
+        time.sleep(0.05)
+    return failures
+
+
+def test_dropped_index(table):
+    table.conn.execute("CREATE TABLE gone (id bigint)")
+    table.conn.execute("INSERT INTO gone SELECT generate_series(1, 100)")
+    table.conn.execute("CREATE INDEX gone_guard ON gone USING bloomfilter (id)")
+    records = Records("gone_guard")
+    changes = []
+    guard = bloomfilter.LiveFilter(connect, "gone_guard", max_staleness=0.5,
+                                   on_state_change=lambda state, why: changes.append((state, why)))
+    absent = table.absent_key(guard.to_filter())
+    table.conn.execute("DROP INDEX gone_guard")
+    failures = fail_for(guard, 1.0)
+    warnings = records.at(logging.WARNING)
+    check(failures >= 10 and len(warnings) == 1 and "the index was dropped" in warnings[0] and
+          guard.contains(absent),
+          "observing: after DROP INDEX, %d failed syncs and the probes between them log one "
+          "WARNING, which says the index was dropped: %s" % (failures, warnings))
+    check(len(records.at(logging.DEBUG)) == failures,
+          "observing: each failed sync is a DEBUG record")
+    table.conn.execute("CREATE INDEX gone_guard ON gone USING bloomfilter (id)")
+    guard.sync()
+    guard.sync()
+    infos = records.at(logging.INFO)
+    check(len(infos) == 2 and not guard.contains(absent),
+          "observing: a new index of that name: the next sync turns the guard on, one INFO "
+          "record (and one at the first sync)")
+    check([state for state, _ in changes] == ["fresh", "stale", "fresh"] and
+          "the index was dropped" in changes[1][1],
+          "observing: on_state_change is called once per change: %s" % [s for s, _ in changes])
+    guard.close()
+    records.close()
+
+
+def test_dead_connection(table):
+    records = Records(INDEX)
+    refused = threading.Event()
+
+    def connect_unless_refused():
+        if refused.is_set():
+            raise psycopg.OperationalError("connection refused (the test's)")
+        return psycopg.connect(DSN + " application_name=observed")
+
+    guard = bloomfilter.LiveFilter(connect_unless_refused, INDEX, max_staleness=0.6,
+                                   refresh_interval=0.1)
+    refused.set()
+    table.conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                       "WHERE application_name = 'observed'")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not records.at(logging.WARNING):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    warnings = records.at(logging.WARNING)
+    stats = guard.stats()
+    check(len(warnings) == 1 and "a sync failed" in warnings[0] and stats["errors"] >= 5 and
+          not stats["fresh"],
+          "observing: a dead database (connection terminated, reconnects refused): one WARNING "
+          "over %d failed rounds of the background refresh: %s" % (stats["errors"], warnings))
+    refused.clear()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and len(records.at(logging.INFO)) < 2:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    check(len(records.at(logging.INFO)) == 2 and guard.stats()["fresh"] and
+          len(records.at(logging.WARNING)) == 1,
+          "observing: connections accepted again, the background refresh turns the guard on, "
+          "one INFO record")
+    guard.close()
+    records.close()
+
+
+def test_stats(table):
+    records = Records(INDEX)
+    guard = bloomfilter.LiveFilter(connect, INDEX, max_staleness=0.3)
+    keys = table.insert(10)
+    guard.sync()
+    absent = table.absent_key(guard.to_filter())
+    fresh = [guard.contains(absent), guard.contains_many([absent, keys[0]])]
+    stats = guard.stats()
+    check(fresh == [False, [False, True]] and stats["forced_maybes"] == 0 and
+          stats["syncs"] == 2 and stats["reloads"] == 1 and stats["errors"] == 0 and
+          stats["bytes_fetched"] > len(guard.to_filter().to_bytes()) and stats["fresh"] and
+          0 <= stats["staleness"] < 0.3,
+          "stats(): two syncs (a reload, a delta), their bytes, no answer forced while fresh: %s"
+          % stats)
+    time.sleep(0.35)
+    answers = [guard.contains(absent), guard.contains(absent), guard.contains_many([absent] * 5)]
+    stats = guard.stats()
+    check(answers == [True, True, [True] * 5] and stats["forced_maybes"] == 7 and
+          not stats["fresh"] and stats["staleness"] > 0.3,
+          "stats(): stale, 2 probes and a batch of 5 are 7 answers forced to True")
+    warnings = records.at(logging.WARNING)
+    check(len(warnings) == 1 and "the copy went stale past max_staleness" in warnings[0],
+          "observing: no sync failing, a copy older than max_staleness logs one WARNING "
+          "saying so: %s" % warnings)
+
+    def broken(state, reason):
+        raise RuntimeError("the callback's own bug")
+
+    records.records.clear()
+    guard.close()
+    guard = bloomfilter.LiveFilter(connect, INDEX, max_staleness=30, on_state_change=broken)
+    errors = records.at(logging.ERROR)
+    check(guard.sync() is not None and len(errors) == 1 and "on_state_change raised" in errors[0],
+          "observing: an on_state_change that raises is logged as an ERROR, the syncs go on")
+    guard.close()
+    records.close()
+
+
+def raises(expected, words, call):
+    try:
+        call()
+    except expected as error:
+        return all(word in str(error) for word in words), error
+    except Exception as error:
+        return False, error
+    return False, None
+
+
+def test_construction(table):
+    ok, error = raises(ValueError, ["refresh_interval", "max_staleness"],
+                       lambda: bloomfilter.LiveFilter(connect, INDEX, max_staleness=1.0,
+                                                      refresh_interval=1.0))
+    check(ok, "construction: refresh_interval >= max_staleness is a ValueError saying why (%s)"
+          % error)
+    ok, error = raises(TypeError, ["lambda: psycopg.connect(dsn)"],
+                       lambda: bloomfilter.LiveFilter(DSN, INDEX))
+    check(ok, "construction: a DSN string is a TypeError saying what to pass (%s)" % error)
+    for database, version, words in [("noext", None, "CREATE EXTENSION bloomfilter"),
+                                     ("oldext", "1.0", "ALTER EXTENSION bloomfilter UPDATE")]:
+        table.conn.execute("CREATE DATABASE %s" % database)
+        dsn = "host=%s port=%s user=postgres dbname=%s" % (args.host, args.port, database)
+        if version is not None:
+            with psycopg.connect(dsn, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION bloomfilter VERSION '%s'" % version)
+        for how, conn in [("a connection", lambda: psycopg.connect(dsn)),
+                          ("a connection function", lambda: (lambda: psycopg.connect(dsn)))]:
+            ok, error = raises(bloomfilter.ExtensionError, [words],
+                               lambda: bloomfilter.LiveFilter(conn(), INDEX))
+            cause = getattr(error, "__cause__", None)
+            check(ok and getattr(cause, "sqlstate", None) == "42883",
+                  "construction: a database %s, through %s: ExtensionError saying %s, the "
+                  "server's error as its cause (%s)"
+                  % ("without the extension" if version is None else "of extension 1.0", how,
+                     words, error))
+
+
 def run_script(path):
     return subprocess.run(["bash", path], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True).returncode == 0
@@ -646,6 +840,10 @@ def main():
     test_apply_changes(table)
     test_write_through(table)
     test_write_through_positions(table)
+    test_dropped_index(table)
+    test_dead_connection(table)
+    test_stats(table)
+    test_construction(table)
     test_staleness(table, cli_file)
     test_cli(table)
     return 1 if failures else 0

@@ -365,6 +365,33 @@ async function testStaleness(table) {
   await background.close();
 }
 
+/** A real pg.Client never connected, and a database without the
+ * extension: clear errors, not a hang or a cast hint. */
+async function testObserving() {
+  const unconnected = new pg.Client(config);
+  const outcome = await Promise.race([
+    LiveFilter.open(unconnected, INDEX).then(() => 'opened', (error) => error),
+    sleep(5000).then(() => 'hung'),
+  ]);
+  check(outcome instanceof bf.ParameterError && /not connected/.test(outcome.message),
+    `LiveFilter.open of an unconnected pg.Client fails at once, saying so (${outcome})`);
+  const admin = await connect();
+  await admin.query('CREATE DATABASE noext');
+  await admin.end();
+  const noext = new pg.Client({ ...config, database: 'noext' });
+  await noext.connect();
+  let error = null;
+  try {
+    await LiveFilter.open(noext, INDEX);
+  } catch (caught) {
+    error = caught;
+  }
+  check(error instanceof bf.ExtensionError && /CREATE EXTENSION bloomfilter/.test(error.message)
+    && error.cause && error.cause.code === '42883',
+  `a database without the extension: ExtensionError saying CREATE EXTENSION bloomfilter (${error})`);
+  await noext.end();
+}
+
 async function main() {
   const admin = new pg.Client({ ...config, database: 'postgres' });
   await admin.connect();
@@ -377,7 +404,8 @@ async function main() {
   await table.conn.query(`CREATE INDEX ${INDEX} ON users USING bloomfilter (id) WITH (capacity = 5000)`);
   await table.insert(3000);
   for (const [name, stage] of [['rounds', testRounds], ['concurrent', testConcurrent], ['reindex', testReindex],
-    ['applyChanges', testApplyChanges], ['write-through', testWriteThrough], ['staleness', testStaleness]]) {
+    ['applyChanges', testApplyChanges], ['write-through', testWriteThrough], ['observing', testObserving],
+    ['staleness', testStaleness]]) {
     try {
       await stage(table);
     } catch (error) {
