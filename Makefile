@@ -54,7 +54,7 @@ REGRESS_LARGE =
 REGRESS += $(REGRESS_LARGE)
 
 # Before PGXS, whose clean rule sees only what is set when it is included.
-EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
+EXTRA_CLEAN = test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta test/unit/test_follower
 
 # The server's pg_config: PGXS's, and libpq's for the CLI.
 PG_CONFIG ?= pg_config
@@ -141,15 +141,21 @@ test/unit/test_delta: test/unit/test_delta.c test/unit/unit_check.h src/core/del
 		src/core/sizing.c $(CORE_HEADERS)
 	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -o $@ $(filter %.c,$^) -lm
 
+test/unit/test_follower: test/unit/test_follower.c test/unit/unit_check.h src/core/delta.c src/core/bloom.c \
+		src/core/sizing.c src/core/canonical.c client/filter.c client/keyparse.c client/base64.c \
+		client/lsn.c client/follower.c client/bloomfilter.h client/follower.c $(CORE_HEADERS)
+	$(CC) -O2 -Wall -Wextra -I$(srcdir)/src/core -I$(srcdir)/client -o $@ $(sort $(filter %.c,$^)) -lm -pthread
+
 # The wall around the core: src/core includes no PostgreSQL header.
 CORE_WALL = grep -rln 'postgres.h\|postgres_fe.h\|fmgr.h' $(srcdir)/src/core
 
 .PHONY: unittest
-unittest: test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta
+unittest: test/unit/test_bloom test/unit/test_qfilter test/unit/test_delta test/unit/test_follower
 	@if $(CORE_WALL); then echo "src/core must include no PostgreSQL header" >&2; exit 1; fi
 	test/unit/test_bloom
 	test/unit/test_qfilter
 	test/unit/test_delta
+	test/unit/test_follower
 
 # Coverage-guided fuzzing of the core's validator (clang, libFuzzer, ASan, UBSan).
 FUZZ_SECONDS ?= 60
@@ -169,8 +175,8 @@ fuzz:
 CLIENT_CFLAGS = -O2 -g -Wall -Wextra -fPIC -pthread
 CLIENT_CPPFLAGS = -I$(srcdir)/src/core
 CLIENT_OBJS = client/core-bloom.o client/core-sizing.o client/core-canonical.o client/core-delta.o \
-	client/filter.o client/keyparse.o client/base64.o
-CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h $(CORE_HEADERS)
+	client/filter.o client/keyparse.o client/base64.o client/lsn.o client/follower.o
+CLIENT_HEADERS = client/bloomfilter.h client/keyparse.h client/base64.h client/lsn.h $(CORE_HEADERS)
 CLIENT_SONAME = libbloomfilter.so.1
 PREFIX ?= /usr/local
 LIBDIR ?= $(PREFIX)/lib

@@ -320,6 +320,229 @@ extern int	bfc_contains_packed(const bfc_filter *filter, bfc_kind kind, const ch
 extern int	bfc_add_packed(bfc_filter *filter, bfc_kind kind, const char *data,
 						   const size_t *offsets, size_t n, bfc_error *err);
 
+/* ---- following an index: the follower ---- */
+
+/*
+ * One follower of a bloomfilter index (follower.c): the state machine that
+ * keeps a copy of the index's filter current, shared by the CLI's sync and
+ * the Python and Node LiveFilter.  It does no I/O and reads no clock: the
+ * caller runs the queries, passes their rows in, and gives its monotonic
+ * time in seconds (`now`, `started`) wherever time matters, so that a test
+ * drives it completely.
+ *
+ * A round:
+ *
+ *	    bfc_request req;
+ *	    bfc_follower_next_request(fw, now, &req);
+ *	    started = now;      // before sending: the copy's age counts from here
+ *	    if (req.kind == BFC_REQUEST_SNAPSHOT)
+ *	        SELECT lsn::text, filter::bytea, timeline, build::text,
+ *	               pg_is_in_recovery() FROM bloom_index_snapshot(index)
+ *	        -> bfc_follower_take_snapshot
+ *	    else
+ *	        SELECT upto::text, reload, delta, timeline, pg_is_in_recovery()
+ *	        FROM bloom_index_changes(index, req.since, req.timeline,
+ *	                                 req.build (NULL unless req.has_build)
+ *	                                 [, req.wait_ms where the server takes it])
+ *	        -> bfc_follower_take_changes; on BFC_SYNC_NEEDS_SNAPSHOT, the
+ *	           snapshot at once (the round is not complete until then)
+ *	    a query that failed (connection, timeout): bfc_follower_failed
+ *
+ * Reload rules: a snapshot when there is no copy yet, when the server says
+ * reload (the index was rebuilt, the copy is of another build or timeline,
+ * or older than the change log keeps), when a delta is refused as
+ * BFC_ERR_MISMATCH or BFC_ERR_INVALID (nothing of it is applied), and when
+ * a changes row names another timeline than the copy's.  A server behind
+ * the copy (a standby that lags the primary the copy was made on) answers
+ * an empty delta and its own position: the copy and its position are kept,
+ * and the sync counts as a success.  A failed request, or a row refused
+ * with -1, leaves the copy, its position and its age as they were.
+ *
+ * Staleness bound: every probe answers 1 ("maybe") before the first
+ * successful sync and once the last one started more than max_staleness
+ * seconds before now.  A stalled link turns the guard off, never into a
+ * false negative.
+ *
+ * Write-through: bfc_follower_add keeps a key the caller's application has
+ * committed beside the copy, so that it is found at once: with the commit's
+ * position (pg_current_wal_lsn() after the commit), until the copy's
+ * position reaches it; without one, until a sync whose request was sent
+ * after the add has completed (the key committed before that request), and
+ * as long as the copy follows a standby (whose position may be behind the
+ * primary's commit).
+ *
+ * Thread safety: the caller serialises everything that changes the
+ * follower (next_request is read-only, take_*, failed, add) against
+ * everything else on it; probes (bfc_follower_contains*, get_state,
+ * bfc_follower_filter) may run concurrently with each other (the forced
+ * "maybe" counter is updated atomically).  A reader-writer lock, probes
+ * shared and the take_* calls exclusive, is enough; the queries themselves
+ * run outside it, so probes wait only for a delta's application.
+ */
+typedef struct bfc_follower bfc_follower;
+
+typedef enum bfc_request_kind
+{
+	BFC_REQUEST_SNAPSHOT = 0,
+	BFC_REQUEST_CHANGES = 1
+} bfc_request_kind;
+
+/* What to ask next (bfc_follower_next_request). */
+typedef struct bfc_request
+{
+	bfc_request_kind kind;
+	/* BFC_REQUEST_CHANGES only: the copy's position, timeline and build */
+	char		since[24];		/* pg_lsn text, "16/B374D848" */
+	uint64_t	since_lsn;		/* the same, as a number */
+	int64_t		timeline;
+	bool		has_build;		/* false: pass NULL as since_build */
+	char		build[24];
+	uint64_t	build_lsn;
+	/*
+	 * How long the server may wait for new changes (bloom_index_changes's
+	 * wait_ms, where the server has it): the follower's max_wait, capped at
+	 * half the time left before the staleness bound, so that a long wait
+	 * does not turn the guard off; 0 for a snapshot.
+	 */
+	int			wait_ms;
+} bfc_request;
+
+/* A row of bloom_index_snapshot, with pg_is_in_recovery(). */
+typedef struct bfc_snapshot_row
+{
+	const char *lsn;			/* pg_lsn text */
+	const void *filter;			/* filter::bytea's bytes */
+	size_t		filter_len;
+	int64_t		timeline;
+	const char *build;			/* pg_lsn text, or NULL (no change log) */
+	bool		standby;		/* the server was in recovery */
+	double		started;		/* caller's monotonic seconds when the request was sent */
+} bfc_snapshot_row;
+
+/* A row of bloom_index_changes, with pg_is_in_recovery(). */
+typedef struct bfc_changes_row
+{
+	const char *upto;			/* pg_lsn text */
+	bool		reload;
+	const void *delta;			/* NULL when reload */
+	size_t		delta_len;
+	int64_t		timeline;
+	bool		standby;
+	double		started;
+} bfc_changes_row;
+
+/* What a row did to the copy. */
+typedef enum bfc_sync_result
+{
+	BFC_SYNC_FAILED = -1,		/* refused (err says why): nothing changed */
+	BFC_SYNC_UNCHANGED = 0,		/* synced; the copy's keys are as they were */
+	BFC_SYNC_CHANGED = 1,		/* synced; the copy took keys, or is a new snapshot */
+	BFC_SYNC_NEEDS_SNAPSHOT = 2 /* not synced yet: take a snapshot now */
+} bfc_sync_result;
+
+/* A key in any of the typed functions' forms, for the follower's calls. */
+typedef enum bfc_key_form
+{
+	BFC_KEY_INT64,				/* integer */
+	BFC_KEY_DOUBLE,				/* number */
+	BFC_KEY_TEXT,				/* data, len: UTF-8 bytes */
+	BFC_KEY_BYTEA,				/* data, len */
+	BFC_KEY_UUID,				/* data: 16 bytes */
+	BFC_KEY_BOOL,				/* integer: 0 or 1 */
+	BFC_KEY_DATE,				/* integer: days since 2000-01-01 */
+	BFC_KEY_TIMESTAMP,			/* integer: microseconds; kind TIMESTAMP(TZ) */
+	BFC_KEY_STR,				/* data, len: as bfc_contains_str */
+	BFC_KEY_STR_AS				/* data, len, kind: as bfc_contains_str_as */
+} bfc_key_form;
+
+typedef struct bfc_key
+{
+	bfc_key_form form;
+	bfc_kind	kind;			/* BFC_KEY_TIMESTAMP and BFC_KEY_STR_AS only */
+	int64_t		integer;
+	double		number;
+	const void *data;
+	size_t		len;
+} bfc_key;
+
+/* Where the follower is, for a wrapper's stats(). */
+typedef struct bfc_follower_state
+{
+	bool		has_copy;
+	char		position[24];	/* pg_lsn text; "" without a copy */
+	uint64_t	position_lsn;
+	int64_t		timeline;
+	bool		has_build;
+	char		build[24];
+	bool		standby;		/* the last successful sync's server was in recovery */
+	double		staleness;		/* seconds since the last successful sync's request; -1 before */
+	bool		guard_on;		/* probes answer from the copy (fresh enough) */
+	size_t		written;		/* write-through keys kept */
+	uint64_t	syncs;			/* successful syncs */
+	uint64_t	reloads;		/* snapshots taken, the first included */
+	uint64_t	refused_deltas; /* deltas refused (answered by a snapshot) */
+	uint64_t	errors;			/* failed requests and refused rows */
+	uint64_t	forced_maybe;	/* answers forced to "maybe" by the staleness bound */
+	uint64_t	bytes_fetched;	/* snapshot and delta bytes taken */
+} bfc_follower_state;
+
+/*
+ * A follower answering under max_staleness (seconds, > 0), whose changes
+ * requests may wait up to max_wait seconds (>= 0) for new changes.
+ */
+extern bfc_follower *bfc_follower_create(double max_staleness, double max_wait,
+										 bfc_error *err);
+extern void bfc_follower_free(bfc_follower *follower);
+
+extern void bfc_follower_next_request(const bfc_follower *follower, double now,
+									  bfc_request *request);
+extern int	bfc_follower_take_snapshot(bfc_follower *follower, const bfc_snapshot_row *row,
+									   bfc_error *err);
+extern int	bfc_follower_take_changes(bfc_follower *follower, const bfc_changes_row *row,
+									  bfc_error *err);
+/* A request that got no row: counted; the copy and its age are unchanged. */
+extern void bfc_follower_failed(bfc_follower *follower);
+
+/*
+ * Write-through of a committed key; commit_lsn is pg_lsn text or NULL.
+ * Before the first snapshot the key is kept unchecked (and dropped then if
+ * it is not of the index's kind); after it, a key of another kind is
+ * BFC_ERR_KIND.  Returns 0 or -1.
+ */
+extern int	bfc_follower_add(bfc_follower *follower, const bfc_key *key,
+							 const char *commit_lsn, double now, bfc_error *err);
+
+/* Probes under the staleness bound: 1 maybe, 0 absent, -1 error. */
+extern int	bfc_follower_contains(bfc_follower *follower, const bfc_key *key, double now,
+								  bfc_error *err);
+extern int	bfc_follower_contains_int64(bfc_follower *follower, int64_t key, double now,
+										bfc_error *err);
+extern int	bfc_follower_contains_str(bfc_follower *follower, const char *key, size_t len,
+									  double now, bfc_error *err);
+
+/* Batches, as bfc_contains_*_many and bfc_contains_packed: out[i] = 1 or 0. */
+extern int	bfc_follower_contains_int64_many(bfc_follower *follower, const int64_t *keys,
+											 size_t n, uint8_t *out, double now,
+											 bfc_error *err);
+extern int	bfc_follower_contains_double_many(bfc_follower *follower, const double *keys,
+											  size_t n, uint8_t *out, double now,
+											  bfc_error *err);
+extern int	bfc_follower_contains_uuid_many(bfc_follower *follower, const uint8_t *keys,
+											size_t n, uint8_t *out, double now,
+											bfc_error *err);
+extern int	bfc_follower_contains_packed(bfc_follower *follower, bfc_kind kind,
+										 const char *data, const size_t *offsets, size_t n,
+										 uint8_t *out, double now, bfc_error *err);
+
+extern void bfc_follower_get_state(const bfc_follower *follower, double now,
+								   bfc_follower_state *state);
+
+/*
+ * The copy as the last sync left it, without the write-through keys, or
+ * NULL before the first snapshot; valid until the next take_* call.
+ */
+extern const bfc_filter *bfc_follower_filter(const bfc_follower *follower);
+
 #ifdef __cplusplus
 }
 #endif
